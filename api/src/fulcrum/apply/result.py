@@ -1,0 +1,72 @@
+"""What an apply reports back: the contract between the API and the (privileged) apply engine."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, Field
+
+from fulcrum.dataplane.ipvs_table import IpvsTable
+
+
+class ApplyStep(StrEnum):
+    """The steps of an apply, in order. A failure names the step it happened in."""
+
+    RENDER = "render"
+    VALIDATE_KEEPALIVED = "validate_keepalived"  # keepalived -t -f FILE.new
+    VALIDATE_NFTABLES = "validate_nftables"  # nft -c -f FILE.new
+    DATAPLANE = "dataplane"  # is IPVS present at all?
+    WRITE = "write"  # FILE.new -> FILE (previous kept as FILE.prev)
+    LOAD_NFTABLES = "load_nftables"  # nft -f FILE (one transaction)
+    RELOAD_KEEPALIVED = "reload_keepalived"  # SIGHUP, or start when not running
+    READBACK = "readback"  # IPVS via netlink matches what was rendered
+    RECORD = "record"  # the applied revision is written to the engine's state file
+    ROLLBACK = "rollback"  # restoring FILE.prev after a failure
+
+
+class ApplyOutcome(StrEnum):
+    APPLIED = "applied"  # the kernel matches the revision
+    VALIDATED = "validated"  # files pass the real validators; no data plane to apply to
+    FAILED = "failed"  # nothing changed, or the previous config was restored
+
+
+class StepReport(BaseModel):
+    step: ApplyStep
+    ok: bool
+    seconds: float
+    detail: str = ""  # the tool's own output on failure, a summary on success
+
+
+class ApplyResult(BaseModel):
+    outcome: ApplyOutcome
+    revision: int
+    failed_step: ApplyStep | None = None
+    message: str = ""  # one sentence an operator can act on; includes the tool's message
+    steps: list[StepReport] = Field(default_factory=list)
+    rolled_back: bool = False  # the previous files and kernel state were restored
+    warnings: list[str] = Field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome != ApplyOutcome.FAILED
+
+
+class DataplaneStatus(BaseModel):
+    ipvs_available: bool
+    ipvs_detail: str  # e.g. "IPVS 1.2.1 (size=4096)" or why it is unavailable
+    keepalived_running: bool
+    keepalived_version: str | None
+    nft_version: str | None
+    applied_revision: int | None  # the last revision the engine applied, from its state file
+    applied_digest: str | None = None  # ConfigSnapshot.digest() of that revision
+    # An apply of this revision was interrupted (the helper died after replacing live files); the
+    # API should re-apply `applied_revision` to be sure the kernel matches it.
+    interrupted_revision: int | None = None
+
+
+class DataplaneStats(BaseModel):
+    """The live IPVS table with per-service and per-real-server counters and rates."""
+
+    ipvs_available: bool
+    ipvs_detail: str
+    table: IpvsTable | None = None  # None when IPVS is unavailable

@@ -1,0 +1,370 @@
+"""The desired state of one appliance, as one validated, canonical document.
+
+A revision stores exactly one `ConfigSnapshot` (as canonical JSON). The renderers are pure
+functions of it, and the privileged applier re-validates it with these same models before it
+touches a file, so everything that reaches keepalived or nftables has passed through here.
+
+Rules that span fields live in model validators and raise `ValueError` with a message that names
+the offending value; FastAPI turns those into 422 responses with the field's location.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import json
+from typing import Annotated, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from fulcrum.config.types import (
+    CheckType,
+    Description,
+    DnsQueryType,
+    FailureAction,
+    Forwarding,
+    Fwmark,
+    HexString,
+    Hostname,
+    HttpPath,
+    InterfaceAddress,
+    InterfaceName,
+    IPAddress,
+    Md5Digest,
+    Name,
+    Network,
+    Port,
+    Protocol,
+    Scheduler,
+    Seconds,
+    TunnelType,
+    Weight,
+)
+
+SNAPSHOT_FORMAT = 1
+
+# Checks that open a TCP connection; they make no sense against a UDP-only port.
+TCP_BASED_CHECKS = {CheckType.TCP, CheckType.HTTP, CheckType.HTTPS, CheckType.SMTP}
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class HealthCheck(Strict):
+    """How keepalived decides whether a backend is alive.
+
+    The defaults detect a dead backend in about 3 s: a check every second, 1 s to answer, and one
+    retry 0.5 s later (keepalived's own defaults take about a minute: delay_loop 60 s).
+    """
+
+    type: CheckType = CheckType.TCP
+    interval: Seconds = 1.0
+    timeout: Seconds = 1.0
+    retries: Annotated[int, Field(ge=0, le=10)] = 1
+    retry_delay: Seconds = 0.5
+    on_failure: FailureAction = FailureAction.REMOVE
+    port: Port | None = None  # connect to this port instead of the backend's
+    # HTTP / HTTPS
+    http_path: HttpPath = "/"
+    http_status_codes: list[Annotated[int, Field(ge=100, le=599)]] = Field(
+        default_factory=lambda: [200], min_length=1, max_length=20
+    )
+    http_digest: Md5Digest | None = None
+    http_host: Hostname | None = None
+    # HTTPS: send SNI (the Host header's name). keepalived's SSL_GET does not verify certificates.
+    tls_sni: bool = False
+    # DNS
+    dns_query_type: DnsQueryType = DnsQueryType.SOA
+    dns_query_name: Hostname = "."
+    # SMTP
+    smtp_helo_name: Hostname | None = None
+    # UDP
+    udp_payload: HexString | None = None
+    udp_require_reply: bool = False
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if self.http_digest and self.type not in (CheckType.HTTP, CheckType.HTTPS):
+            raise ValueError("http_digest: applies only to http and https checks")
+        if self.tls_sni and self.type != CheckType.HTTPS:
+            raise ValueError("tls_sni: applies only to https checks")
+        if self.tls_sni and not self.http_host:
+            raise ValueError("http_host: tls_sni needs the host name to send")
+        if self.timeout > 60:
+            raise ValueError("timeout: above 60 s would hide a dead backend for minutes")
+        return self
+
+
+class SorryServer(Strict):
+    address: IPAddress
+    port: Port | None = None
+
+
+class Backend(Strict):
+    """A real server. Weight 0 drains it: established connections finish, no new ones arrive."""
+
+    address: IPAddress
+    port: Port | None = None  # None: the service's port (required for fwmark services)
+    weight: Weight = 1
+    enabled: bool = True  # False: maintenance, not in IPVS at all
+    upper_threshold: Annotated[int, Field(ge=0, le=1_000_000)] = 0  # 0: unlimited
+    lower_threshold: Annotated[int, Field(ge=0, le=1_000_000)] = 0
+    health_check: HealthCheck | None = None  # None: the service's check
+    description: Description = ""
+
+    @model_validator(mode="after")
+    def _thresholds(self) -> Self:
+        if self.lower_threshold and not self.upper_threshold:
+            raise ValueError("upper_threshold: lower_threshold needs an upper_threshold")
+        if self.upper_threshold and self.lower_threshold >= self.upper_threshold:
+            raise ValueError("lower_threshold: must be below upper_threshold")
+        return self
+
+
+class Service(Strict):
+    """An IPVS virtual service.
+
+    One port: a plain `address:port` service. Several ports: a firewall-mark service; nftables
+    marks packets to `address` on any of `ports` with `fwmark`, and IPVS balances the mark, so
+    persistence is shared across those ports (e.g. 80 and 443 land on the same backend).
+    """
+
+    name: Name
+    description: Description = ""
+    enabled: bool = True
+    address: IPAddress
+    ports: list[Port] = Field(min_length=1, max_length=32)
+    fwmark: Fwmark | None = None  # assigned by the control plane for multi-port services
+    protocol: Protocol = Protocol.TCP
+    scheduler: Scheduler = Scheduler.WLC
+    scheduler_fallback: bool = False  # sh/mh: skip overloaded or weight-0 servers
+    scheduler_port: bool = False  # sh/mh: hash the source port as well as the address
+    one_packet_scheduling: bool = False  # UDP: schedule every datagram separately
+    forwarding: Forwarding = Forwarding.NAT
+    tunnel_type: TunnelType = TunnelType.IPIP
+    tunnel_port: Port | None = None  # GUE only
+    one_arm: bool = False  # NAT: nftables SNAT so backends need no route via the appliance
+    snat_address: IPAddress | None = None  # one-arm source; None masquerades to the egress address
+    persistence_timeout: Annotated[int, Field(ge=1, le=86400 * 31)] | None = None
+    persistence_prefix: Annotated[int, Field(ge=1, le=128)] | None = None  # clients grouped by prefix
+    quorum: Annotated[int, Field(ge=1, le=1_000_000)] = 1
+    sorry_server: SorryServer | None = None
+    health_check: HealthCheck = Field(default_factory=HealthCheck)
+    backends: list[Backend] = Field(default_factory=list, max_length=10_000)
+
+    @property
+    def is_fwmark(self) -> bool:
+        return len(self.ports) > 1
+
+    @property
+    def family(self) -> int:
+        return self.address.version
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if len(set(self.ports)) != len(self.ports):
+            raise ValueError(f"ports: lists a port twice: {self.ports}")
+        if self.is_fwmark and self.fwmark is None:
+            raise ValueError("fwmark: a multi-port service needs a fwmark")
+        if not self.is_fwmark and self.fwmark is not None:
+            raise ValueError("fwmark: only multi-port services have one")
+        if (self.scheduler_fallback or self.scheduler_port) and self.scheduler not in (
+            Scheduler.SH,
+            Scheduler.MH,
+        ):
+            raise ValueError("scheduler: scheduler_fallback and scheduler_port apply only to sh and mh")
+        if self.one_packet_scheduling and self.protocol != Protocol.UDP:
+            raise ValueError("one_packet_scheduling: applies only to udp services")
+        if self.forwarding != Forwarding.TUN and (
+            self.tunnel_type != TunnelType.IPIP or self.tunnel_port is not None
+        ):
+            raise ValueError("tunnel_type: tunnel_type and tunnel_port apply only to tun forwarding")
+        if self.tunnel_type == TunnelType.GUE and self.tunnel_port is None:
+            raise ValueError("tunnel_port: a gue tunnel needs a port")
+        if self.tunnel_type != TunnelType.GUE and self.tunnel_port is not None:
+            raise ValueError("tunnel_port: applies only to gue tunnels")
+        if self.one_arm and self.forwarding != Forwarding.NAT:
+            raise ValueError("one_arm: applies only to nat forwarding")
+        if self.snat_address is not None and not self.one_arm:
+            raise ValueError("snat_address: applies only to one_arm services")
+        if self.snat_address is not None and self.snat_address.version != self.family:
+            raise ValueError(f"snat_address: {self.snat_address} is not IPv{self.family} like the service address")
+        if self.persistence_prefix is not None:
+            if self.persistence_timeout is None:
+                raise ValueError("persistence_prefix: needs persistence_timeout")
+            if self.family == 4 and self.persistence_prefix > 32:
+                raise ValueError("persistence_prefix: at most 32 for an IPv4 service")
+        if self.sorry_server is not None:
+            self._check_member(self.sorry_server.address, self.sorry_server.port, "sorry_server")
+        if self.protocol == Protocol.UDP:
+            self._check_udp_health(self.health_check, "health_check")
+        seen: set[tuple[str, int | None]] = set()
+        for index, backend in enumerate(self.backends):
+            where = f"backends[{index}]"
+            self._check_member(backend.address, backend.port, where)
+            key = (str(backend.address), backend.port or (None if self.is_fwmark else self.ports[0]))
+            if key in seen:
+                raise ValueError(f"{where}.address: backend {_endpoint(backend.address, key[1])} is listed twice")
+            seen.add(key)
+            if backend.health_check is not None and self.protocol == Protocol.UDP:
+                self._check_udp_health(backend.health_check, f"{where}.health_check")
+        enabled_weight = sum(backend.weight for backend in self.backends if backend.enabled)
+        if self.enabled and any(backend.enabled for backend in self.backends) and self.quorum > enabled_weight:
+            # keepalived refuses a quorum above the total weight of its real servers.
+            raise ValueError(
+                f"quorum: {self.quorum} exceeds {enabled_weight}, the total weight of the enabled "
+                "backends; lower quorum or give the backends more weight"
+            )
+        return self
+
+    def _check_member(self, address: IPAddress, port: int | None, where: str) -> None:
+        if address.version != self.family:
+            raise ValueError(
+                f"{where}.address: {address} is IPv{address.version} but the service address is IPv{self.family}"
+            )
+        if self.is_fwmark and port is not None:
+            raise ValueError(
+                f"{where}.port: a backend of a multi-port (fwmark) service takes no port; "
+                "traffic keeps the port the client used"
+            )
+        if self.forwarding in (Forwarding.DR, Forwarding.TUN) and port is not None and port != self.ports[0]:
+            raise ValueError(
+                f"{where}.port: {port} differs from the service port {self.ports[0]}; "
+                f"{self.forwarding.value.upper()} forwarding cannot change the destination port"
+            )
+
+    @staticmethod
+    def _check_udp_health(check: HealthCheck, where: str) -> None:
+        if check.type in TCP_BASED_CHECKS and check.port is None:
+            raise ValueError(
+                f"{where}.type: a {check.type.value} check opens a TCP connection but this is a udp "
+                "service; use udp, dns or ping, or set the check's port"
+            )
+
+
+class VipGroup(Strict):
+    """A VRRP group: virtual addresses that move between the two nodes together."""
+
+    name: Name
+    virtual_router_id: Annotated[int, Field(ge=1, le=255)]
+    addresses: list[InterfaceAddress] = Field(min_length=1, max_length=64)
+    advert_interval: Annotated[float, Field(ge=0.01, le=40.95)] = 0.1
+    preempt: bool = False
+
+    @model_validator(mode="after")
+    def _centiseconds(self) -> Self:
+        # VRRPv3 carries the interval in centiseconds; keepalived refuses anything finer.
+        if abs(self.advert_interval * 100 - round(self.advert_interval * 100)) > 1e-6:
+            raise ValueError(f"advert_interval: {self.advert_interval} is not a multiple of 0.01 s")
+        return self
+
+    @model_validator(mode="after")
+    def _one_family(self) -> Self:
+        families = {ipaddress.ip_interface(a).version for a in self.addresses}
+        if len(families) > 1:
+            raise ValueError(f"addresses: VIP group {self.name} mixes IPv4 and IPv6; use one group per family")
+        if len(set(self.addresses)) != len(self.addresses):
+            raise ValueError(f"addresses: VIP group {self.name} lists an address twice")
+        return self
+
+
+class Node(Strict):
+    """Settings that belong to this appliance only and never replicate to the peer."""
+
+    name: Name = "fulcrum"
+    vrrp_interface: InterfaceName = "eth0"
+    priority: Annotated[int, Field(ge=1, le=254)] = 100
+    unicast_source: IPAddress | None = None
+    peer_address: IPAddress | None = None  # None: no peer (single node) unless multicast
+    multicast: bool = False
+    sync_interface: InterfaceName | None = None  # IPVS connection sync; None: off
+
+    @model_validator(mode="after")
+    def _peers(self) -> Self:
+        if self.vrrp_interface == "lo":
+            raise ValueError("vrrp_interface: cannot be the loopback interface; VRRP needs a network")
+        if self.multicast and self.peer_address is not None:
+            raise ValueError("multicast: choose unicast (peer_address) or multicast, not both")
+        if (
+            self.peer_address is not None
+            and self.unicast_source is not None
+            and self.peer_address.version != self.unicast_source.version
+        ):
+            raise ValueError("unicast_source: must be the same IP version as peer_address")
+        return self
+
+
+class Firewall(Strict):
+    """The appliance's own input filter for its management ports."""
+
+    management_ports: list[Port] = Field(default_factory=lambda: [22, 80, 443], max_length=16)
+    management_allow: list[Network] = Field(default_factory=list, max_length=256)  # empty: anywhere
+
+
+class ConfigSnapshot(Strict):
+    format: Literal[1] = SNAPSHOT_FORMAT
+    services: list[Service] = Field(default_factory=list)
+    vip_groups: list[VipGroup] = Field(default_factory=list)
+    node: Node = Field(default_factory=Node)
+    firewall: Firewall = Field(default_factory=Firewall)
+
+    @model_validator(mode="after")
+    def _unique(self) -> Self:
+        names: dict[str, int] = {}
+        listeners: dict[tuple[str, str, int], str] = {}
+        marks: dict[int, str] = {}
+        for index, service in enumerate(self.services):
+            where = f"services[{index}]"
+            if service.name in names:
+                raise ValueError(f"{where}.name: service name {service.name!r} is used twice")
+            names[service.name] = index
+            for port in service.ports:
+                key = (str(service.address), service.protocol.value, port)
+                if key in listeners:
+                    raise ValueError(
+                        f"{where}.ports: {_endpoint(service.address, port)}/{service.protocol.value} "
+                        f"is already served by service {listeners[key]!r}"
+                    )
+                listeners[key] = service.name
+            if service.fwmark is not None:
+                if service.fwmark in marks:
+                    raise ValueError(
+                        f"{where}.fwmark: {service.fwmark} is used by service {marks[service.fwmark]!r} too"
+                    )
+                marks[service.fwmark] = service.name
+        group_names: set[str] = set()
+        vrids: dict[tuple[int, int], str] = {}
+        for index, group in enumerate(self.vip_groups):
+            where = f"vip_groups[{index}]"
+            if group.name in group_names:
+                raise ValueError(f"{where}.name: VIP group name {group.name!r} is used twice")
+            group_names.add(group.name)
+            family = ipaddress.ip_interface(group.addresses[0]).version
+            key = (family, group.virtual_router_id)
+            if key in vrids:
+                raise ValueError(
+                    f"{where}.virtual_router_id: VRID {group.virtual_router_id} is already used by "
+                    f"VIP group {vrids[key]!r}; a VRID can be used once per address family"
+                )
+            vrids[key] = group.name
+            peer = self.node.peer_address
+            if peer is not None and family != peer.version:
+                # keepalived sends a group's adverts in the family of its addresses, to its peer.
+                raise ValueError(
+                    f"{where}.addresses: VIP group {group.name!r} is IPv{family} but node.peer_address "
+                    f"{peer} is IPv{peer.version}; unicast VRRP needs a peer of the group's family"
+                )
+        return self
+
+    def canonical_json(self) -> str:
+        """The exact text stored in a revision: sorted keys, no whitespace, stable order."""
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+
+    def digest(self) -> str:
+        return hashlib.sha256(self.canonical_json().encode()).hexdigest()
+
+
+def _endpoint(address: IPAddress, port: int | None) -> str:
+    host = f"[{address}]" if address.version == 6 else str(address)
+    return host if port is None else f"{host}:{port}"

@@ -1,0 +1,80 @@
+"""Engine, sessions and the unit of work: commit once, at the request boundary."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated
+
+from fastapi import Depends, Request
+from sqlalchemy import MetaData, create_engine, event
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+
+# Named constraints let Alembic's batch mode (SQLite) recreate tables without losing them.
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def make_engine(url: str) -> Engine:
+    engine = create_engine(url, connect_args={"check_same_thread": False} if url.startswith("sqlite") else {})
+    if engine.dialect.name == "sqlite":
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+            # Let SQLAlchemy, not the sqlite3 module, decide when transactions begin, so that
+            # SAVEPOINTs and BEGIN IMMEDIATE behave as documented.
+            dbapi_connection.isolation_level = None
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA busy_timeout=5000")
+            cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _begin(connection) -> None:  # type: ignore[no-untyped-def]
+            connection.exec_driver_sql("BEGIN")
+
+    return engine
+
+
+def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(bind=engine, expire_on_commit=False)
+
+
+@contextmanager
+def unit_of_work(session: Session) -> Iterator[Session]:
+    """Commit on success, roll back on error, except errors that record what happened
+    (a failed login, a failed apply): those commit and then propagate."""
+    from fulcrum.errors import AppError
+
+    try:
+        yield session
+    except AppError as exc:
+        if exc.keep_changes:
+            session.commit()
+        else:
+            session.rollback()
+        raise
+    except BaseException:
+        session.rollback()
+        raise
+    session.commit()
+
+
+def get_session(request: Request) -> Iterator[Session]:
+    """One session per request: services only flush; the unit of work commits at the boundary."""
+    with request.app.state.sessionmaker() as session, unit_of_work(session):
+        yield session
+
+
+SessionDep = Annotated[Session, Depends(get_session)]

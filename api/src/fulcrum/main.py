@@ -1,0 +1,109 @@
+"""The application: routers under /api/v1, start-up reconciliation, the commit-confirmed watcher."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from fastapi.staticfiles import StaticFiles
+
+from fulcrum import __version__, migrate
+from fulcrum.db import make_engine, make_sessionmaker
+from fulcrum.errors import install_error_handler
+from fulcrum.routers import audit, auth, backends, ha, revisions, services, status, tokens, users
+from fulcrum.services import revisions as revision_service
+from fulcrum.services.auth import LoginThrottle
+from fulcrum.services.dataplane import make_applier
+from fulcrum.services.revisions import Applier
+from fulcrum.settings import Settings, get_settings
+
+log = logging.getLogger("fulcrum")
+
+API_PREFIX = "/api/v1"
+
+
+def _operation_id(route: APIRoute) -> str:
+    # "services-create_service": the generated client strips the tag: ServicesService.createService.
+    return f"{route.tags[0]}-{route.name}" if route.tags else route.name
+
+
+def create_app(settings: Settings | None = None, applier: Applier | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        assert settings.database_url is not None
+        await asyncio.to_thread(migrate.upgrade, settings.database_url)
+        engine = make_engine(settings.database_url)
+        app.state.sessionmaker = make_sessionmaker(engine)
+        app.state.applier = applier or make_applier(settings)
+        if settings.reapply_on_start:
+            await asyncio.to_thread(_reapply, app)
+        watcher = asyncio.create_task(_confirm_watcher(app, settings.confirm_poll_seconds))
+        try:
+            yield
+        finally:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
+            engine.dispose()
+
+    app = FastAPI(
+        title="Fulcrum",
+        version=__version__,
+        summary="Configuration API of the Fulcrum load-balancer appliance",
+        lifespan=lifespan,
+        generate_unique_id_function=_operation_id,
+        openapi_url=f"{API_PREFIX}/openapi.json",
+        docs_url=f"{API_PREFIX}/docs",
+        redoc_url=None,
+    )
+    app.state.settings = settings
+    app.state.login_throttle = LoginThrottle()
+    install_error_handler(app)
+    for module in (auth, users, tokens, services, backends, revisions, status, audit):
+        app.include_router(module.router, prefix=API_PREFIX)
+    for router in (ha.vip_groups, ha.node, ha.firewall):
+        app.include_router(router, prefix=API_PREFIX)
+    if settings.webui_dir and settings.webui_dir.is_dir():
+        app.mount("/", StaticFiles(directory=settings.webui_dir, html=True), name="webui")
+    return app
+
+
+def _reapply(app: FastAPI) -> None:
+    with revision_service.commit_lock, app.state.sessionmaker() as session, session.begin():
+        try:
+            result = revision_service.reapply_running(session, app.state.applier)
+        except Exception:
+            log.exception("re-applying the running revision at start-up failed")
+            return
+        if result is not None:
+            log.info("start-up re-apply of the running revision: %s %s", result.outcome.value, result.message)
+
+
+def _expire_confirmations(app: FastAPI) -> None:
+    with revision_service.commit_lock, app.state.sessionmaker() as session, session.begin():
+        reverted = revision_service.revert_unconfirmed(session, app.state.applier)
+        if reverted is not None:
+            log.warning("commit-confirmed deadline passed: %s", reverted.message)
+
+
+async def _confirm_watcher(app: FastAPI, interval: float) -> None:
+    while True:
+        try:
+            await asyncio.to_thread(_expire_confirmations, app)
+        except Exception:
+            log.exception("commit-confirmed watcher")
+        await asyncio.sleep(interval)
+
+
+def run() -> None:
+    import uvicorn
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    uvicorn.run(create_app(), host="127.0.0.1", port=8000, proxy_headers=False)

@@ -1,0 +1,22 @@
+"""SQLAlchemy models. Importing this package registers every table on `Base.metadata`."""
+
+from fulcrum.models.audit import AuditEntry
+from fulcrum.models.ha import FirewallSettings, NodeSettings, VipGroup
+from fulcrum.models.revision import Revision, RevisionState
+from fulcrum.models.service import Backend, Service
+from fulcrum.models.user import AuthToken, Role, TokenKind, User
+
+__all__ = [
+    "AuditEntry",
+    "AuthToken",
+    "Backend",
+    "FirewallSettings",
+    "NodeSettings",
+    "Revision",
+    "RevisionState",
+    "Role",
+    "Service",
+    "TokenKind",
+    "User",
+    "VipGroup",
+]

@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+from fastapi import APIRouter, Request, Response, status
+
+from fulcrum.db import SessionDep
+from fulcrum.deps import SESSION_COOKIE, ActorDep, CurrentUser, client_address, presented_token
+from fulcrum.schemas.auth import LoginRequest, LoginResponse, PasswordChange, SetupRequest, SetupStatus, UserRead
+from fulcrum.services import auth, users
+
+router = APIRouter(tags=["auth"])
+
+
+def _start_session(request: Request, response: Response, user, token, secret) -> LoginResponse:  # type: ignore[no-untyped-def]
+    settings = request.app.state.settings
+    response.set_cookie(
+        SESSION_COOKIE,
+        secret,
+        max_age=int(settings.session_hours * 3600),
+        httponly=True,
+        secure=settings.cookie_secure,
+        samesite="strict",
+        path="/",
+    )
+    return LoginResponse(token=secret, expires_at=auth.expires(token), user=UserRead.model_validate(user))
+
+
+@router.get("/setup", summary="Whether first-run setup is still needed")
+def setup_status(session: SessionDep) -> SetupStatus:
+    return SetupStatus(needs_setup=auth.needs_setup(session))
+
+
+@router.post(
+    "/setup",
+    status_code=status.HTTP_201_CREATED,
+    summary="Create the first admin (only while no account exists)",
+    responses={409: {"description": "An account exists already"}},
+)
+def setup(body: SetupRequest, request: Request, response: Response, session: SessionDep) -> LoginResponse:
+    user = auth.create_first_admin(session, client_address(request), body.username, body.password)
+    lifetime = timedelta(hours=request.app.state.settings.session_hours)
+    token, secret = auth.issue_token(session, user, auth.TokenKind.SESSION, "browser session", lifetime)
+    return _start_session(request, response, user, token, secret)
+
+
+@router.post("/auth/login", summary="Log in; sets a session cookie and returns the same token")
+def login(body: LoginRequest, request: Request, response: Response, session: SessionDep) -> LoginResponse:
+    lifetime = timedelta(hours=request.app.state.settings.session_hours)
+    user, token, secret = auth.login(
+        session, request.app.state.login_throttle, client_address(request), body.username, body.password, lifetime
+    )
+    return _start_session(request, response, user, token, secret)
+
+
+@router.post("/auth/logout", status_code=status.HTTP_204_NO_CONTENT, summary="End this session")
+def logout(request: Request, response: Response, session: SessionDep, _: CurrentUser) -> None:
+    secret = request.cookies.get(SESSION_COOKIE) or presented_token(request, None)
+    header = request.headers.get("authorization", "")
+    if header.lower().startswith("bearer "):
+        secret = header[7:]
+    if secret and secret.startswith(auth.TOKEN_PREFIX[auth.TokenKind.SESSION]):
+        auth.revoke_token(session, secret)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+
+
+@router.get("/auth/me", summary="The logged-in user")
+def me(user: CurrentUser) -> UserRead:
+    return UserRead.model_validate(user)
+
+
+@router.post("/auth/password", status_code=status.HTTP_204_NO_CONTENT, summary="Change your own password")
+def change_password(body: PasswordChange, session: SessionDep, user: CurrentUser, actor: ActorDep) -> None:
+    users.change_own_password(session, actor, user, body)

@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, status
+
+from fulcrum.db import SessionDep
+from fulcrum.deps import ActorDep, ApplierDep, CommitLock, Operator, Viewer
+from fulcrum.schemas.revisions import (
+    CommitRequest,
+    Diff,
+    PendingChanges,
+    RevisionDetail,
+    RevisionRead,
+    RevisionsList,
+    RollbackRequest,
+)
+from fulcrum.services import revisions
+
+router = APIRouter(tags=["revisions"])
+
+_APPLY_ERRORS: dict[int | str, dict[str, Any]] = {
+    409: {"description": "Nothing to commit, a confirmation is pending, or applying failed and was rolled back"},
+    422: {"description": "keepalived or nft rejected the rendered configuration; nothing changed"},
+}
+
+
+@router.get("/changes", summary="Uncommitted changes and what applying them would do")
+def pending(session: SessionDep, _: Viewer) -> PendingChanges:
+    return revisions.pending_changes(session)
+
+
+@router.get("/revisions", summary="List revisions, newest first")
+def list_revisions(
+    session: SessionDep,
+    _: Viewer,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> RevisionsList:
+    rows, total = revisions.list_revisions(session, limit, offset)
+    return RevisionsList(data=[RevisionRead.model_validate(r) for r in rows], count=total)
+
+
+@router.post(
+    "/revisions",
+    status_code=status.HTTP_201_CREATED,
+    summary="Commit the candidate: validate, apply, read back",
+    responses=_APPLY_ERRORS,
+)
+def commit(_lock: CommitLock, body: CommitRequest, session: SessionDep, _: Operator, actor: ActorDep, applier: ApplierDep) -> RevisionRead:
+    return RevisionRead.model_validate(revisions.commit(session, actor, applier, body.message, body.confirm_within))
+
+
+@router.get("/revisions/diff", summary="Diff two revisions (omit `to` for the candidate, `from` for empty)")
+def diff(
+    session: SessionDep,
+    _: Viewer,
+    from_: Annotated[int | None, Query(alias="from", ge=1)] = None,
+    to: Annotated[int | None, Query(ge=1)] = None,
+) -> Diff:
+    return revisions.diff(session, from_, to)
+
+
+@router.get("/revisions/{number}", summary="Show a revision with its snapshot")
+def get_revision(number: int, session: SessionDep, _: Viewer) -> RevisionDetail:
+    row = revisions.get_revision(session, number)
+    snapshot = revisions.snapshot_of(row)
+    assert snapshot is not None
+    return RevisionDetail(**RevisionRead.model_validate(row).model_dump(), snapshot=snapshot.model_dump(mode="json"))
+
+
+@router.post(
+    "/revisions/{number}/rollback",
+    status_code=status.HTTP_201_CREATED,
+    summary="Commit revision N's configuration again as a new revision",
+    responses=_APPLY_ERRORS,
+)
+def rollback(_lock: CommitLock, number: int, body: RollbackRequest, session: SessionDep, _: Operator, actor: ActorDep, applier: ApplierDep) -> RevisionRead:
+    revision = revisions.rollback(session, actor, applier, number, body.message, body.confirm_within, body.discard_changes)
+    return RevisionRead.model_validate(revision)
+
+
+@router.post("/revisions/{number}/confirm", summary="Confirm a commit-confirmed revision so it stays")
+def confirm(_lock: CommitLock, number: int, session: SessionDep, _: Operator, actor: ActorDep) -> RevisionRead:
+    return RevisionRead.model_validate(revisions.confirm(session, actor, number))

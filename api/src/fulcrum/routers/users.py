@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from fastapi import APIRouter, status
+
+from fulcrum.db import SessionDep
+from fulcrum.deps import ActorDep, Admin
+from fulcrum.schemas.auth import UserCreate, UserRead, UsersList, UserUpdate
+from fulcrum.services import users
+
+router = APIRouter(prefix="/users", tags=["users"])
+
+
+@router.get("", summary="List users")
+def list_users(session: SessionDep, _: Admin) -> UsersList:
+    rows = users.list_users(session)
+    return UsersList(data=[UserRead.model_validate(u) for u in rows], count=len(rows))
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, summary="Create a user")
+def create_user(body: UserCreate, session: SessionDep, _: Admin, actor: ActorDep) -> UserRead:
+    return UserRead.model_validate(users.create_user(session, actor, body))
+
+
+@router.patch("/{user_id}", summary="Change a user's role, password or disabled flag")
+def update_user(user_id: int, body: UserUpdate, session: SessionDep, _: Admin, actor: ActorDep) -> UserRead:
+    return UserRead.model_validate(users.update_user(session, actor, user_id, body))
+
+
+@router.delete("/{user_id}", status_code=status.HTTP_204_NO_CONTENT, summary="Delete a user")
+def delete_user(user_id: int, session: SessionDep, _: Admin, actor: ActorDep) -> None:
+    users.delete_user(session, actor, user_id)

@@ -1,0 +1,158 @@
+"""The candidate configuration: the editable tables, seen as one `ConfigSnapshot`.
+
+Every change to the candidate is checked by building the whole snapshot, so rules that span
+objects (a VIP:port served twice, a VRID reused) are enforced on every write, not only at commit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from fulcrum.config import snapshot as spec
+from fulcrum.models import Backend, FirewallSettings, NodeSettings, Service, VipGroup
+from fulcrum.services.validation import validated
+
+# Columns of their own; the rest of each object lives in its `settings` JSON document.
+SERVICE_COLUMNS = ("name", "description", "enabled", "address", "ports", "fwmark", "protocol")
+BACKEND_COLUMNS = ("address", "port", "weight", "enabled")
+VIP_GROUP_COLUMNS = ("name", "virtual_router_id", "addresses", "advert_interval", "preempt")
+
+
+def service_spec(row: Service) -> spec.Service:
+    data: dict[str, Any] = {**row.settings, **{c: getattr(row, c) for c in SERVICE_COLUMNS}}
+    data["backends"] = [backend_spec(b).model_dump(mode="json") for b in row.backends]
+    return spec.Service.model_validate(data)
+
+
+def backend_spec(row: Backend) -> spec.Backend:
+    return spec.Backend.model_validate({**row.settings, **{c: getattr(row, c) for c in BACKEND_COLUMNS}})
+
+
+def vip_group_spec(row: VipGroup) -> spec.VipGroup:
+    return spec.VipGroup.model_validate({c: getattr(row, c) for c in VIP_GROUP_COLUMNS})
+
+
+def write_service(row: Service, service: spec.Service) -> None:
+    data = service.model_dump(mode="json", exclude={"backends"})
+    for column in SERVICE_COLUMNS:
+        setattr(row, column, data.pop(column))
+    row.settings = data
+
+
+def write_backend(row: Backend, backend: spec.Backend) -> None:
+    data = backend.model_dump(mode="json")
+    for column in BACKEND_COLUMNS:
+        setattr(row, column, data.pop(column))
+    row.settings = data
+
+
+def write_vip_group(row: VipGroup, group: spec.VipGroup) -> None:
+    for column, value in group.model_dump(mode="json").items():
+        setattr(row, column, value)
+
+
+def node_row(session: Session) -> NodeSettings:
+    row = session.get(NodeSettings, 1)
+    if row is None:
+        row = NodeSettings(id=1, settings=spec.Node().model_dump(mode="json"))
+        session.add(row)
+        session.flush()
+    return row
+
+
+def firewall_row(session: Session) -> FirewallSettings:
+    row = session.get(FirewallSettings, 1)
+    if row is None:
+        row = FirewallSettings(id=1, settings=spec.Firewall().model_dump(mode="json"))
+        session.add(row)
+        session.flush()
+    return row
+
+
+def list_services(session: Session) -> list[Service]:
+    return list(session.scalars(select(Service).order_by(Service.name)))
+
+
+def list_vip_groups(session: Session) -> list[VipGroup]:
+    return list(session.scalars(select(VipGroup).order_by(VipGroup.name)))
+
+
+def candidate_snapshot(session: Session, focus: tuple[str, str] | None = None) -> spec.ConfigSnapshot:
+    """The whole candidate as one validated document; raises ConfigInvalid if it is not valid.
+
+    With `focus` (("services" or "vip_groups", name)), errors about that object are located at
+    "body" rather than "body.services[i]": the request being answered is about that object alone.
+    """
+    session.flush()
+    services = list_services(session)
+    groups = list_vip_groups(session)
+    data = {
+        "services": [service_spec(s).model_dump(mode="json") for s in services],
+        "vip_groups": [vip_group_spec(g).model_dump(mode="json") for g in groups],
+        "node": node_row(session).settings,
+        "firewall": firewall_row(session).settings,
+    }
+    strip: tuple[str | int, ...] = ()
+    if focus is not None:
+        # Validate the focused object last, so a clash is reported on it, not on the older one.
+        kind, name = focus
+        names = [o.name for o in (services if kind == "services" else groups)]
+        items = data[kind]
+        items.append(items.pop(names.index(name)))
+        strip = (kind, len(items) - 1)
+    return validated(lambda: spec.ConfigSnapshot.model_validate(data), strip=strip)
+
+
+def load_snapshot(session: Session, snapshot: spec.ConfigSnapshot) -> None:
+    """Make the candidate equal `snapshot`, keeping the ids of objects that survive.
+
+    Services match by name, backends by (address, port), VIP groups by name, so a rollback or a
+    peer's revision leaves URLs and UI selections of unchanged objects intact.
+    """
+    existing = {s.name: s for s in list_services(session)}
+    wanted = {s.name for s in snapshot.services}
+    for name, row in existing.items():
+        if name not in wanted:
+            session.delete(row)
+    session.flush()
+    # Free unique fwmarks first so two services can swap marks within one load.
+    for row in existing.values():
+        if row.name in wanted:
+            row.fwmark = None
+    session.flush()
+    for service in snapshot.services:
+        row = existing.get(service.name) or Service()
+        write_service(row, service)
+        if row.id is None:
+            session.add(row)
+        _load_backends(session, row, service.backends)
+    groups = {g.name: g for g in list_vip_groups(session)}
+    for name, row in groups.items():
+        if name not in {g.name for g in snapshot.vip_groups}:
+            session.delete(row)
+    for group in snapshot.vip_groups:
+        row = groups.get(group.name) or VipGroup()
+        write_vip_group(row, group)
+        if row.id is None:
+            session.add(row)
+    node_row(session).settings = snapshot.node.model_dump(mode="json")
+    firewall_row(session).settings = snapshot.firewall.model_dump(mode="json")
+    session.flush()
+
+
+def _load_backends(session: Session, service: Service, backends: list[spec.Backend]) -> None:
+    existing = {(b.address, b.port): b for b in service.backends}
+    wanted = {(str(b.address), b.port) for b in backends}
+    for key, row in existing.items():
+        if key not in wanted:
+            service.backends.remove(row)
+    session.flush()
+    for backend in backends:
+        row = existing.get((str(backend.address), backend.port))
+        if row is None:
+            row = Backend()
+            service.backends.append(row)
+        write_backend(row, backend)

@@ -1,0 +1,85 @@
+"""Business rules for VIP groups, node-local settings and the management firewall policy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy.orm import Session
+
+from fulcrum.config import snapshot as spec
+from fulcrum.errors import NotFound
+from fulcrum.models import VipGroup
+from fulcrum.services import audit
+from fulcrum.services.candidate import (
+    candidate_snapshot,
+    firewall_row,
+    node_row,
+    vip_group_spec,
+    write_vip_group,
+)
+from fulcrum.services.validation import validated
+
+
+def get_vip_group(session: Session, group_id: int) -> VipGroup:
+    group = session.get(VipGroup, group_id)
+    if group is None:
+        raise NotFound(f"VIP group {group_id} does not exist")
+    return group
+
+
+def create_vip_group(session: Session, actor: audit.Actor, request: BaseModel) -> VipGroup:
+    group = validated(lambda: spec.VipGroup.model_validate(request.model_dump(mode="json")))
+    row = VipGroup()
+    write_vip_group(row, group)
+    session.add(row)
+    _check(session, row)
+    audit.record(session, actor, "vip_group.create", group.name, {"after": group.model_dump(mode="json")})
+    return row
+
+
+def update_vip_group(session: Session, actor: audit.Actor, group_id: int, request: BaseModel) -> VipGroup:
+    row = get_vip_group(session, group_id)
+    before = vip_group_spec(row).model_dump(mode="json")
+    data = {**before, **request.model_dump(mode="json", exclude_unset=True)}
+    group = validated(lambda: spec.VipGroup.model_validate(data))
+    write_vip_group(row, group)
+    _check(session, row)
+    audit.record(session, actor, "vip_group.update", group.name, {"before": before, "after": data})
+    return row
+
+
+def delete_vip_group(session: Session, actor: audit.Actor, group_id: int) -> None:
+    row = get_vip_group(session, group_id)
+    session.delete(row)
+    session.flush()
+    audit.record(session, actor, "vip_group.delete", row.name)
+
+
+def _check(session: Session, row: VipGroup) -> None:
+    candidate_snapshot(session, focus=("vip_groups", row.name))
+
+
+def get_node(session: Session) -> spec.Node:
+    return spec.Node.model_validate(node_row(session).settings)
+
+
+def set_node(session: Session, actor: audit.Actor, request: BaseModel) -> spec.Node:
+    return _replace_singleton(session, actor, "node.update", node_row(session), spec.Node, request)
+
+
+def get_firewall(session: Session) -> spec.Firewall:
+    return spec.Firewall.model_validate(firewall_row(session).settings)
+
+
+def set_firewall(session: Session, actor: audit.Actor, request: BaseModel) -> spec.Firewall:
+    return _replace_singleton(session, actor, "firewall.update", firewall_row(session), spec.Firewall, request)
+
+
+def _replace_singleton(session: Session, actor: audit.Actor, action: str, row: Any, model: type[BaseModel], request: BaseModel) -> Any:
+    before = dict(row.settings)
+    value = validated(lambda: model.model_validate(request.model_dump(mode="json")))
+    row.settings = value.model_dump(mode="json")
+    candidate_snapshot(session)
+    audit.record(session, actor, action, "", {"before": before, "after": row.settings})
+    return value

@@ -1,0 +1,263 @@
+"""Commit, roll back and confirm: turning the candidate into numbered, applied revisions.
+
+Revision numbers only grow. Rolling back to revision K commits K's snapshot as a new revision, so
+history is never rewritten. Commits are serialised by `commit_lock`, held by the caller until its
+transaction is committed (see routers/revisions.py and the confirm watcher in main.py).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import threading
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from fulcrum.apply.result import ApplyOutcome, ApplyResult, ApplyStep, DataplaneStatus
+from fulcrum.config.snapshot import ConfigSnapshot
+from fulcrum.errors import ApplyFailed, ApplyRejected, Conflict, NotFound
+from fulcrum.models import Revision, RevisionState
+from fulcrum.models._types import utcnow
+from fulcrum.schemas.revisions import Diff, PendingChanges
+from fulcrum.services import audit
+from fulcrum.services.candidate import candidate_snapshot, load_snapshot
+from fulcrum.services.plan import plan
+
+commit_lock = threading.Lock()
+
+# Revisions whose configuration is (or, without a data plane, would be) the one running.
+GOOD_STATES = (RevisionState.APPLIED.value, RevisionState.VALIDATED.value, RevisionState.AWAITING_CONFIRM.value)
+# A failure in these steps means the configuration itself was rejected: nothing is recorded.
+_REJECTED_STEPS = {ApplyStep.RENDER, ApplyStep.VALIDATE_KEEPALIVED, ApplyStep.VALIDATE_NFTABLES}
+
+
+class Applier(Protocol):
+    def apply(self, snapshot: ConfigSnapshot, revision: int) -> ApplyResult: ...
+    def validate(self, snapshot: ConfigSnapshot, revision: int) -> ApplyResult: ...
+    def status(self) -> DataplaneStatus: ...
+
+
+def get_revision(session: Session, number: int) -> Revision:
+    revision = session.get(Revision, number)
+    if revision is None:
+        raise NotFound(f"revision {number} does not exist")
+    return revision
+
+
+def list_revisions(session: Session, limit: int, offset: int) -> tuple[list[Revision], int]:
+    total = session.scalar(select(func.count()).select_from(Revision)) or 0
+    rows = session.scalars(select(Revision).order_by(Revision.number.desc()).limit(limit).offset(offset))
+    return list(rows), total
+
+
+def latest(session: Session) -> Revision | None:
+    return session.scalar(select(Revision).order_by(Revision.number.desc()).limit(1))
+
+
+def running(session: Session) -> Revision | None:
+    """The newest revision whose configuration is in force."""
+    return session.scalar(
+        select(Revision).where(Revision.state.in_(GOOD_STATES)).order_by(Revision.number.desc()).limit(1)
+    )
+
+
+def awaiting_confirm(session: Session) -> Revision | None:
+    return session.scalar(select(Revision).where(Revision.state == RevisionState.AWAITING_CONFIRM.value))
+
+
+def snapshot_of(revision: Revision | None) -> ConfigSnapshot | None:
+    return ConfigSnapshot.model_validate_json(revision.snapshot) if revision else None
+
+
+def pending_changes(session: Session) -> PendingChanges:
+    current = running(session)
+    candidate = candidate_snapshot(session)
+    diff = _diff(snapshot_of(current), candidate, current.number if current else None, None)
+    has_changes = current is None or current.digest != candidate.digest()
+    return PendingChanges(**diff.model_dump(), has_changes=has_changes)
+
+
+def diff(session: Session, from_number: int | None, to_number: int | None) -> Diff:
+    """Diff two revisions; None for `to_number` means the candidate, for `from_number` the empty config."""
+    before = snapshot_of(get_revision(session, from_number)) if from_number is not None else None
+    after = snapshot_of(get_revision(session, to_number)) if to_number is not None else candidate_snapshot(session)
+    assert after is not None
+    return _diff(before, after, from_number, to_number)
+
+
+def _diff(before: ConfigSnapshot | None, after: ConfigSnapshot, a: int | None, b: int | None) -> Diff:
+    def pretty(s: ConfigSnapshot | None) -> list[str]:
+        if s is None:
+            return []
+        return json.dumps(s.model_dump(mode="json"), indent=2, sort_keys=True).splitlines(keepends=True)
+
+    text = "".join(
+        difflib.unified_diff(
+            pretty(before),
+            pretty(after),
+            fromfile=f"revision {a}" if a is not None else "empty",
+            tofile=f"revision {b}" if b is not None else "candidate",
+        )
+    )
+    return Diff(from_revision=a, to_revision=b, text=text, plan=plan(before, after))
+
+
+def commit(
+    session: Session,
+    actor: audit.Actor,
+    applier: Applier,
+    message: str,
+    confirm_within: int | None,
+    rollback_of: int | None = None,
+) -> Revision:
+    """Apply the candidate as the next revision. The caller holds `commit_lock`.
+
+    A configuration the validators reject raises ApplyRejected and records nothing. A failure
+    after that (reload, read-back) is recorded as a FAILED revision; the engine has restored the
+    previous configuration.
+    """
+    snapshot = candidate_snapshot(session)
+    previous = running(session)
+    if previous is not None and previous.digest == snapshot.digest() and rollback_of is None:
+        raise Conflict(f"nothing to commit: the configuration equals revision {previous.number}, which is running")
+    waiting = awaiting_confirm(session)
+    if waiting is not None:
+        raise Conflict(
+            f"revision {waiting.number} awaits confirmation until {waiting.confirm_deadline:%H:%M:%S} UTC; "
+            "confirm it, or let it roll back, before committing again"
+        )
+    number = (session.scalar(select(func.max(Revision.number))) or 0) + 1
+    result = applier.apply(snapshot, number)
+    if result.outcome == ApplyOutcome.FAILED and result.failed_step in _REJECTED_STEPS:
+        raise ApplyRejected(
+            f"the configuration was rejected at step {result.failed_step.value}: {result.message}",
+            failed_step=result.failed_step.value,
+            apply_result=result.model_dump(mode="json"),
+        )
+    revision = Revision(
+        number=number,
+        author=actor.username,
+        message=message,
+        snapshot=snapshot.canonical_json(),
+        digest=snapshot.digest(),
+        state=_state_for(result, confirm_within),
+        previous=previous.number if previous else None,
+        rollback_of=rollback_of,
+        confirm_deadline=utcnow() + timedelta(seconds=confirm_within) if confirm_within and result.ok else None,
+        apply_result=result.model_dump(mode="json"),
+    )
+    session.add(revision)
+    session.flush()
+    audit.record(
+        session,
+        actor,
+        "revision.rollback" if rollback_of is not None else "revision.commit",
+        f"revision {number}",
+        {
+            "message": message,
+            "outcome": result.outcome.value,
+            "failed_step": result.failed_step.value if result.failed_step else None,
+            "rollback_of": rollback_of,
+            "confirm_within": confirm_within,
+            "previous": revision.previous,
+        },
+        revision=number,
+        success=result.ok,
+    )
+    if not result.ok:
+        raise ApplyFailed(
+            f"revision {number} failed at step {result.failed_step.value if result.failed_step else '?'}: "
+            f"{result.message}; the previous configuration is running",
+            revision=number,
+            failed_step=result.failed_step.value if result.failed_step else None,
+            apply_result=result.model_dump(mode="json"),
+        )
+    return revision
+
+
+def _state_for(result: ApplyResult, confirm_within: int | None) -> str:
+    if not result.ok:
+        return RevisionState.FAILED.value
+    if confirm_within:
+        return RevisionState.AWAITING_CONFIRM.value
+    return RevisionState.APPLIED.value if result.outcome == ApplyOutcome.APPLIED else RevisionState.VALIDATED.value
+
+
+def rollback(
+    session: Session,
+    actor: audit.Actor,
+    applier: Applier,
+    number: int,
+    message: str,
+    confirm_within: int | None,
+    discard_changes: bool,
+) -> Revision:
+    target = get_revision(session, number)
+    current = running(session)
+    if not discard_changes and (current is None or candidate_snapshot(session).digest() != current.digest):
+        raise Conflict(
+            "the candidate has uncommitted changes that a rollback would discard; "
+            "commit them first or repeat with discard_changes=true"
+        )
+    if current is not None and current.digest == target.digest:
+        raise Conflict(f"revision {number}'s configuration is already running (revision {current.number})")
+    snapshot = snapshot_of(target)
+    assert snapshot is not None
+    load_snapshot(session, snapshot)
+    return commit(session, actor, applier, message or f"roll back to revision {number}", confirm_within, rollback_of=number)
+
+
+def confirm(session: Session, actor: audit.Actor, number: int) -> Revision:
+    revision = get_revision(session, number)
+    if revision.state != RevisionState.AWAITING_CONFIRM.value:
+        raise Conflict(f"revision {number} is {revision.state}, not awaiting confirmation")
+    revision.confirmed_at = utcnow()
+    outcome = revision.apply_result.get("outcome")
+    revision.state = RevisionState.APPLIED.value if outcome == ApplyOutcome.APPLIED.value else RevisionState.VALIDATED.value
+    session.flush()
+    audit.record(session, actor, "revision.confirm", f"revision {number}", revision=number)
+    return revision
+
+
+def revert_unconfirmed(session: Session, applier: Applier, now: datetime | None = None) -> Revision | None:
+    """Roll back a commit-confirmed revision whose deadline passed. The caller holds commit_lock."""
+    waiting = awaiting_confirm(session)
+    if waiting is None or waiting.confirm_deadline is None or waiting.confirm_deadline > (now or utcnow()):
+        return None
+    previous = get_revision(session, waiting.previous) if waiting.previous is not None else None
+    target = snapshot_of(previous) or ConfigSnapshot()
+    waiting.state = RevisionState.REVERTED.value
+    session.flush()
+    load_snapshot(session, target)
+    message = f"automatic rollback: revision {waiting.number} was not confirmed by {waiting.confirm_deadline:%Y-%m-%d %H:%M:%S} UTC"
+    return commit(session, audit.SYSTEM, applier, message, None, rollback_of=waiting.previous)
+
+
+def reapply_running(session: Session, applier: Applier) -> ApplyResult | None:
+    """At start-up: make the data plane run the newest good revision again if it does not already.
+
+    Covers a crash between the engine applying a revision and the database recording it: the
+    engine's applied revision then differs from the database's, and the database wins.
+    """
+    current = running(session)
+    if current is None:
+        return None
+    status = applier.status()
+    if status.applied_revision == current.number and (status.keepalived_running or not status.ipvs_available):
+        return None
+    snapshot = snapshot_of(current)
+    assert snapshot is not None
+    result = applier.apply(snapshot, current.number)
+    audit.record(
+        session,
+        audit.SYSTEM,
+        "revision.reapply",
+        f"revision {current.number}",
+        {"outcome": result.outcome.value, "message": result.message},
+        revision=current.number,
+        success=result.ok,
+    )
+    return result

@@ -1,0 +1,150 @@
+"""Business rules for editing services and backends in the candidate configuration."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from fulcrum.config import snapshot as spec
+from fulcrum.errors import NotFound
+from fulcrum.models import Backend, Service
+from fulcrum.services import audit
+from fulcrum.services.candidate import (
+    backend_spec,
+    candidate_snapshot,
+    service_spec,
+    write_backend,
+    write_service,
+)
+from fulcrum.services.validation import validated
+
+
+def get_service(session: Session, service_id: int) -> Service:
+    service = session.get(Service, service_id)
+    if service is None:
+        raise NotFound(f"service {service_id} does not exist")
+    return service
+
+
+def get_backend(session: Session, service_id: int, backend_id: int) -> Backend:
+    backend = session.get(Backend, backend_id)
+    if backend is None or backend.service_id != service_id:
+        raise NotFound(f"backend {backend_id} of service {service_id} does not exist")
+    return backend
+
+
+def list_services(session: Session, search: str | None = None) -> list[Service]:
+    query = select(Service).order_by(Service.name)
+    if search:
+        like = f"%{search}%"
+        query = query.where(Service.name.ilike(like) | Service.address.ilike(like) | Service.description.ilike(like))
+    return list(session.scalars(query))
+
+
+def _free_fwmark(session: Session, keep: int | None) -> int:
+    used = set(session.scalars(select(Service.fwmark).where(Service.fwmark.is_not(None))))
+    if keep is not None:
+        return keep
+    mark = 1
+    while mark in used:
+        mark += 1
+    return mark
+
+
+def _with_fwmark(session: Session, data: dict[str, Any], current: int | None) -> dict[str, Any]:
+    """Multi-port services get a firewall mark, allocated once and kept while they stay multi-port."""
+    data["fwmark"] = _free_fwmark(session, current) if len(data.get("ports") or []) > 1 else None
+    return data
+
+
+def create_service(session: Session, actor: audit.Actor, request: BaseModel) -> Service:
+    data = _with_fwmark(session, request.model_dump(mode="json"), None)
+    service = validated(lambda: spec.Service.model_validate(data))
+    row = Service()
+    write_service(row, service)
+    session.add(row)
+    session.flush()
+    for backend in service.backends:
+        backend_row = Backend()
+        write_backend(backend_row, backend)
+        row.backends.append(backend_row)
+    candidate_snapshot(session, focus=("services", service.name))
+    audit.record(session, actor, "service.create", service.name, {"after": service.model_dump(mode="json")})
+    return row
+
+
+def update_service(session: Session, actor: audit.Actor, service_id: int, request: BaseModel) -> Service:
+    row = get_service(session, service_id)
+    before = service_spec(row)
+    data = {**before.model_dump(mode="json"), **request.model_dump(mode="json", exclude_unset=True)}
+    data = _with_fwmark(session, data, row.fwmark)
+    service = validated(lambda: spec.Service.model_validate(data))
+    write_service(row, service)
+    candidate_snapshot(session, focus=("services", service.name))
+    audit.record(
+        session, actor, "service.update", service.name, _changes(before.model_dump(mode="json"), data)
+    )
+    return row
+
+
+def delete_service(session: Session, actor: audit.Actor, service_id: int) -> None:
+    row = get_service(session, service_id)
+    before = service_spec(row)
+    session.delete(row)
+    session.flush()
+    audit.record(session, actor, "service.delete", before.name, {"before": before.model_dump(mode="json")})
+
+
+def add_backend(session: Session, actor: audit.Actor, service_id: int, request: BaseModel) -> Backend:
+    service = get_service(session, service_id)
+    backend = validated(lambda: spec.Backend.model_validate(request.model_dump(mode="json")))
+    row = Backend()
+    write_backend(row, backend)
+    service.backends.append(row)
+    _check_service(session, service, index=len(service.backends) - 1)
+    audit.record(
+        session, actor, "backend.create", _backend_target(service, row), {"after": backend.model_dump(mode="json")}
+    )
+    return row
+
+
+def update_backend(session: Session, actor: audit.Actor, service_id: int, backend_id: int, request: BaseModel) -> Backend:
+    service = get_service(session, service_id)
+    row = get_backend(session, service_id, backend_id)
+    before = backend_spec(row).model_dump(mode="json")
+    data = {**before, **request.model_dump(mode="json", exclude_unset=True)}
+    backend = validated(lambda: spec.Backend.model_validate(data))
+    write_backend(row, backend)
+    _check_service(session, service, index=service.backends.index(row))
+    audit.record(session, actor, "backend.update", _backend_target(service, row), _changes(before, data))
+    return row
+
+
+def delete_backend(session: Session, actor: audit.Actor, service_id: int, backend_id: int) -> None:
+    service = get_service(session, service_id)
+    row = get_backend(session, service_id, backend_id)
+    target = _backend_target(service, row)
+    before = backend_spec(row).model_dump(mode="json")
+    service.backends.remove(row)
+    session.flush()
+    audit.record(session, actor, "backend.delete", target, {"before": before})
+
+
+def _check_service(session: Session, service: Service, index: int) -> None:
+    """Re-validate a service after a backend change; errors point at the backend's own fields."""
+    session.flush()
+    validated(lambda: service_spec(service), strip=("backends", index))
+    candidate_snapshot(session, focus=("services", service.name))
+
+
+def _backend_target(service: Service, backend: Backend) -> str:
+    host = f"[{backend.address}]" if ":" in backend.address else backend.address
+    return f"{service.name} → {host}" + (f":{backend.port}" if backend.port else "")
+
+
+def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    changed = {k: {"from": before.get(k), "to": v} for k, v in after.items() if before.get(k) != v}
+    return {"changed": changed}

@@ -1,0 +1,103 @@
+"""Accounts and API tokens."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from fulcrum.errors import Conflict, Forbidden, NotFound, Unauthorized
+from fulcrum.models import AuthToken, Role, TokenKind, User
+from fulcrum.schemas.auth import PasswordChange, TokenCreate, UserCreate, UserUpdate
+from fulcrum.services import audit
+from fulcrum.services.auth import hash_password, issue_token, verify_password
+
+
+def list_users(session: Session) -> list[User]:
+    return list(session.scalars(select(User).order_by(User.username)))
+
+
+def get_user(session: Session, user_id: int) -> User:
+    user = session.get(User, user_id)
+    if user is None:
+        raise NotFound(f"user {user_id} does not exist")
+    return user
+
+
+def create_user(session: Session, actor: audit.Actor, request: UserCreate) -> User:
+    if session.scalar(select(User).where(User.username == request.username)):
+        raise Conflict(f"username {request.username!r} is taken")
+    user = User(username=request.username, password_hash=hash_password(request.password), role=request.role.value)
+    session.add(user)
+    session.flush()
+    audit.record(session, actor, "user.create", user.username, {"role": user.role})
+    return user
+
+
+def update_user(session: Session, actor: audit.Actor, user_id: int, request: UserUpdate) -> User:
+    user = get_user(session, user_id)
+    changes = request.model_dump(exclude_unset=True)
+    demoting = (changes.get("role") not in (None, Role.ADMIN)) or changes.get("disabled") is True
+    if user.role == Role.ADMIN and demoting:
+        _keep_an_admin(session, user)
+    if "role" in changes and changes["role"] is not None:
+        user.role = Role(changes["role"]).value
+    if changes.get("disabled") is not None:
+        user.disabled = changes["disabled"]
+        if user.disabled:
+            user.tokens.clear()  # a disabled account loses its sessions and tokens at once
+    if changes.get("password"):
+        user.password_hash = hash_password(changes["password"])
+        user.tokens[:] = [t for t in user.tokens if t.kind == TokenKind.API.value]
+    session.flush()
+    logged = {k: v for k, v in changes.items() if k != "password"}
+    if "password" in changes:
+        logged["password"] = "changed"
+    audit.record(session, actor, "user.update", user.username, logged)
+    return user
+
+
+def delete_user(session: Session, actor: audit.Actor, user_id: int) -> None:
+    user = get_user(session, user_id)
+    if user.role == Role.ADMIN:
+        _keep_an_admin(session, user)
+    session.delete(user)
+    session.flush()
+    audit.record(session, actor, "user.delete", user.username)
+
+
+def change_own_password(session: Session, actor: audit.Actor, user: User, request: PasswordChange) -> None:
+    if not verify_password(user.password_hash, request.current_password):
+        raise Unauthorized("the current password is wrong")
+    user.password_hash = hash_password(request.new_password)
+    session.flush()
+    audit.record(session, actor, "user.password", user.username)
+
+
+def _keep_an_admin(session: Session, user: User) -> None:
+    admins = session.scalar(
+        select(func.count()).select_from(User).where(User.role == Role.ADMIN.value, User.disabled.is_(False))
+    )
+    if admins <= 1 and not user.disabled:
+        raise Forbidden("this is the last active admin; create another admin first")
+
+
+def list_tokens(user: User) -> list[AuthToken]:
+    return [t for t in user.tokens if t.kind == TokenKind.API.value]
+
+
+def create_token(session: Session, actor: audit.Actor, user: User, request: TokenCreate) -> tuple[AuthToken, str]:
+    lifetime = timedelta(days=request.expires_in_days) if request.expires_in_days else None
+    token, secret = issue_token(session, user, TokenKind.API, request.name, lifetime)
+    audit.record(session, actor, "token.create", f"{user.username}: {request.name}")
+    return token, secret
+
+
+def delete_token(session: Session, actor: audit.Actor, user: User, token_id: int) -> None:
+    token = session.get(AuthToken, token_id)
+    if token is None or token.user_id != user.id or token.kind != TokenKind.API.value:
+        raise NotFound(f"token {token_id} does not exist")
+    session.delete(token)
+    session.flush()
+    audit.record(session, actor, "token.delete", f"{user.username}: {token.name}")

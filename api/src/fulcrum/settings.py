@@ -1,0 +1,60 @@
+"""The one settings class. Values come from the environment (prefix FULCRUM_) or a .env file."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="FULCRUM_", env_file=".env", env_ignore_empty=True, extra="ignore"
+    )
+
+    data_dir: Path = Path("/data/fulcrum")
+    database_url: str | None = None  # default: SQLite in data_dir
+
+    # How the unprivileged API reaches the data plane: through the privileged helper's socket
+    # (the appliance), or in-process (a process that is itself privileged: the VM lab, tests).
+    apply_mode: Literal["socket", "local"] = "socket"
+    apply_socket: Path = Path("/run/fulcrum/applyd.sock")
+
+    # Engine paths, used when apply_mode is "local" (and by fulcrum-applyd itself).
+    state_dir: Path | None = None  # default: data_dir / "state"
+    keepalived_conf: Path | None = None  # default: state_dir / "keepalived.conf"
+    nftables_conf: Path | None = None  # default: state_dir / "fulcrum.nft"
+    keepalived_pidfile: Path | None = None  # default: state_dir / "keepalived.pid"
+    keepalived_start: list[str] | None = None  # argv to start keepalived when not running
+    notify_fifo: Path | None = None
+    lvs_notify_fifo: Path | None = None
+    readback_timeout: float = Field(default=15.0, gt=0, le=600)
+
+    # Sessions and cookies.
+    session_hours: float = Field(default=12.0, gt=0, le=24 * 30)
+    cookie_secure: bool = True  # the appliance serves HTTPS; the dev lab sets this false
+
+    # Commit-confirmed: how often expired confirmations are looked for.
+    confirm_poll_seconds: float = Field(default=1.0, gt=0, le=60)
+    reapply_on_start: bool = True
+
+    webui_dir: Path | None = None  # built dashboard assets served at /
+
+    @model_validator(mode="after")
+    def _defaults(self) -> "Settings":
+        state = self.state_dir or self.data_dir / "state"
+        self.state_dir = state
+        self.keepalived_conf = self.keepalived_conf or state / "keepalived.conf"
+        self.nftables_conf = self.nftables_conf or state / "fulcrum.nft"
+        self.keepalived_pidfile = self.keepalived_pidfile or state / "keepalived.pid"
+        if self.database_url is None:
+            self.database_url = f"sqlite:///{self.data_dir / 'fulcrum.db'}"
+        return self
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()
