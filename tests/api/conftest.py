@@ -17,7 +17,7 @@ from fulcrum.main import create_app
 from fulcrum.services.dataplane import make_applier
 from fulcrum.settings import Settings
 
-PASSWORD = "correct horse battery"
+from apitest import PASSWORD
 
 
 @pytest.fixture(scope="session")
@@ -96,22 +96,3 @@ def client(anon: TestClient) -> TestClient:
     assert response.status_code == 201, response.text
     anon.headers["Authorization"] = f"Bearer {response.json()['token']}"
     return anon
-
-
-def login_as(client: TestClient, username: str, role: str) -> TestClient:
-    """A second client for another user with `role`, sharing the app and the test transaction."""
-    created = client.post("/api/v1/users", json={"username": username, "password": PASSWORD, "role": role})
-    assert created.status_code == 201, created.text
-    other = TestClient(client.app, base_url="http://testserver")
-    token = other.post("/api/v1/auth/login", json={"username": username, "password": PASSWORD}).json()["token"]
-    other.headers["Authorization"] = f"Bearer {token}"
-    return other
-
-
-WEB = {
-    "name": "web",
-    "address": "192.0.2.10",
-    "ports": [80],
-    "scheduler": "wrr",
-    "backends": [{"address": "198.51.100.1", "weight": 2}, {"address": "198.51.100.2"}],
-}

@@ -4,7 +4,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from conftest import PASSWORD, login_as
+from apitest import PASSWORD, login_as
 from fulcrum.models import User
 
 

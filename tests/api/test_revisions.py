@@ -5,7 +5,7 @@ from datetime import timedelta
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from conftest import WEB
+from apitest import WEB
 from fulcrum.models._types import utcnow
 from fulcrum.services import revisions
 

@@ -5,7 +5,7 @@ import copy
 import pytest
 from fastapi.testclient import TestClient
 
-from conftest import WEB
+from apitest import WEB
 
 
 def errors(response) -> list[tuple[list, str]]:  # type: ignore[no-untyped-def]

@@ -1,0 +1,106 @@
+"""How the API asks for an apply: in-process (privileged callers, tests) or via fulcrum-applyd."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from fulcrum.apply.result import ApplyResult, DataplaneStats, DataplaneStatus
+from fulcrum.config.snapshot import ConfigSnapshot
+
+if TYPE_CHECKING:
+    from fulcrum.apply.engine import ApplyEngine
+
+# An apply may start keepalived and wait for IPVS to match; well above the engine's own deadlines.
+DEFAULT_TIMEOUT = 120.0
+
+
+class ApplierError(RuntimeError):
+    """The apply helper could not be reached, did not answer, or refused the request."""
+
+
+class Applier(Protocol):
+    def apply(self, snapshot: ConfigSnapshot, revision: int) -> ApplyResult: ...
+
+    def validate(self, snapshot: ConfigSnapshot, revision: int) -> ApplyResult: ...
+
+    def status(self) -> DataplaneStatus: ...
+
+    def stats(self) -> DataplaneStats: ...
+
+
+class LocalApplier:
+    """Runs the engine in this process, which must itself be privileged."""
+
+    def __init__(self, engine: ApplyEngine) -> None:
+        self.engine = engine
+
+    def apply(self, snapshot: ConfigSnapshot, revision: int) -> ApplyResult:
+        return self.engine.apply(snapshot, revision)
+
+    def validate(self, snapshot: ConfigSnapshot, revision: int) -> ApplyResult:
+        return self.engine.validate(snapshot, revision)
+
+    def status(self) -> DataplaneStatus:
+        return self.engine.status()
+
+    def stats(self) -> DataplaneStats:
+        return self.engine.stats()
+
+
+class SocketApplier:
+    """Talks to fulcrum-applyd over its Unix socket: one connection per request."""
+
+    def __init__(self, path: str | Path, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.path = Path(path)
+        self.timeout = timeout
+
+    def apply(self, snapshot: ConfigSnapshot, revision: int) -> ApplyResult:
+        return ApplyResult.model_validate(self._change("apply", snapshot, revision))
+
+    def validate(self, snapshot: ConfigSnapshot, revision: int) -> ApplyResult:
+        return ApplyResult.model_validate(self._change("validate", snapshot, revision))
+
+    def status(self) -> DataplaneStatus:
+        return DataplaneStatus.model_validate(self._call({"op": "status"}))
+
+    def stats(self) -> DataplaneStats:
+        return DataplaneStats.model_validate(self._call({"op": "stats"}))
+
+    def _change(self, op: str, snapshot: ConfigSnapshot, revision: int) -> Any:
+        return self._call({"op": op, "revision": revision, "snapshot": snapshot.model_dump(mode="json")})
+
+    def _call(self, request: dict[str, Any]) -> Any:
+        payload = json.dumps(request, separators=(",", ":")).encode() + b"\n"
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.settimeout(self.timeout)
+            try:
+                connection.connect(str(self.path))
+            except OSError as error:
+                raise ApplierError(f"apply helper not reachable at {self.path}: {error.strerror or error}") from error
+            try:
+                connection.sendall(payload)
+                connection.shutdown(socket.SHUT_WR)
+                reply = _read_to_end(connection)
+            except TimeoutError as error:
+                raise ApplierError(
+                    f"apply helper at {self.path} did not answer {request['op']} within {self.timeout:g} s"
+                ) from error
+            except OSError as error:
+                raise ApplierError(f"apply helper at {self.path} dropped the connection: {error}") from error
+        try:
+            answer = json.loads(reply)
+        except ValueError as error:
+            raise ApplierError(f"apply helper at {self.path} sent no valid answer: {reply[:200]!r}") from error
+        if not answer.get("ok"):
+            raise ApplierError(f"apply helper refused the {request['op']} request: {answer.get('error')}")
+        return answer["result"]
+
+
+def _read_to_end(connection: socket.socket) -> bytes:
+    chunks = []
+    while chunk := connection.recv(1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)

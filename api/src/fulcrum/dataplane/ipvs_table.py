@@ -1,0 +1,470 @@
+"""IPVS tables: what keepalived should program for a snapshot, what the kernel holds, and the gap.
+
+`expected_ipvs` is pure; `read_ipvs` asks the kernel over IPVS generic netlink (pyroute2);
+`compare` lists real mismatches, while `down_real_servers` lists what health checks explain
+(a checker removes a dead real server, or sets its weight to 0), so that an apply is not
+failed, or rolled back, because a backend happens to be down.
+
+The same tables, with counters and rate estimators filled in by `read_ipvs`, feed the live
+statistics.
+"""
+
+from __future__ import annotations
+
+import errno
+import ipaddress
+import socket
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fulcrum.config.snapshot import Backend, ConfigSnapshot, Service
+from fulcrum.config.types import CheckType, FailureAction, Forwarding
+from fulcrum.render import balanced_services
+
+if TYPE_CHECKING:
+    # Imported where the kernel is read: pyroute2 takes ~150 ms to import, and the unprivileged
+    # API uses these tables (in results and statistics) without ever reading the kernel.
+    from pyroute2 import IPVS, IPVSService
+    from pyroute2.netlink import nla
+
+PROC_IPVS = Path("/proc/net/ip_vs")
+
+_FAMILY_TO_AF = {4: socket.AF_INET, 6: socket.AF_INET6}
+_AF_TO_FAMILY = {af: family for family, af in _FAMILY_TO_AF.items()}
+_PROTOCOLS = {"tcp": socket.IPPROTO_TCP, "udp": socket.IPPROTO_UDP, "sctp": socket.IPPROTO_SCTP}
+_PROTOCOL_NAMES = {number: name for name, number in _PROTOCOLS.items()}
+
+# include/uapi/linux/ip_vs.h: IP_VS_SVC_F_*. PERSISTENT is carried by persistence_timeout and
+# HASHED is kernel bookkeeping, so neither appears in VirtualService.flags.
+_SVC_F_PERSISTENT = 0x0001
+_SERVICE_FLAGS = {
+    0x0004: "one-packet",  # IP_VS_SVC_F_ONEPACKET: UDP, schedule every datagram
+    0x0008: "sched-fallback",  # IP_VS_SVC_F_SCHED1: sh/mh skip overloaded or weight-0 servers
+    0x0010: "sched-port",  # IP_VS_SVC_F_SCHED2: sh/mh hash the source port too
+    0x0020: "sched-flag-3",  # IP_VS_SVC_F_SCHED3: unused by current schedulers
+}
+# IP_VS_CONN_F_FWD_MASK values; "local" and "bypass" are never configured by Fulcrum.
+_FORWARDING_NAMES = {0: "nat", 1: "local", 2: "tun", 3: "dr", 4: "bypass"}
+_FWD_MASK = 0x0007
+# IP_VS_CONN_F_TUNNEL_TYPE_*
+_TUNNEL_NAMES = {0: "ipip", 1: "gue", 2: "gre"}
+
+
+class IpvsUnavailable(RuntimeError):
+    """IPVS cannot be used: not in this kernel, or not readable by this process."""
+
+
+@dataclass(frozen=True)
+class Counters:
+    """IPVS totals since the service or real server was added, and the kernel's rate estimates.
+
+    Rates are per second, averaged by the kernel estimator over about 2 s windows.
+    """
+
+    conns: int = 0
+    inpkts: int = 0
+    outpkts: int = 0
+    inbytes: int = 0
+    outbytes: int = 0
+    cps: int = 0
+    inpps: int = 0
+    outpps: int = 0
+    inbps: int = 0
+    outbps: int = 0
+    activeconns: int = 0
+    inactconns: int = 0
+
+
+@dataclass(frozen=True)
+class ServiceKey:
+    """How IPVS identifies a virtual service: (family, protocol, address, port) or (family, fwmark)."""
+
+    family: int  # 4 or 6
+    protocol: str | None = None  # tcp, udp, sctp; None for a fwmark service
+    address: str | None = None  # None for a fwmark service
+    port: int | None = None  # None for a fwmark service
+    fwmark: int | None = None
+
+    def __str__(self) -> str:
+        if self.fwmark is not None:
+            return f"fwmark {self.fwmark} (IPv{self.family})"
+        return f"{self.protocol} {endpoint(self.address or '', self.port or 0)}"
+
+
+@dataclass(frozen=True)
+class RealServer:
+    address: str
+    port: int  # 0 in a fwmark service: packets keep the destination port the client used
+    weight: int
+    forwarding: str  # nat, dr, tun (read back: also local, bypass)
+    upper_threshold: int = 0  # 0: no limit
+    lower_threshold: int = 0
+    tunnel_type: str | None = None  # tun only: ipip, gue, gre
+    tunnel_port: int | None = None  # gue only
+    # Expected tables only: what a failed check does (None: no check, keepalived keeps it).
+    failure_action: FailureAction | None = None
+    counters: Counters | None = None  # read-back only
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.address, self.port)
+
+
+@dataclass(frozen=True)
+class VirtualService:
+    key: ServiceKey
+    scheduler: str
+    flags: tuple[str, ...] = ()  # sorted names from _SERVICE_FLAGS
+    persistence_timeout: int | None = None  # seconds; None: not persistent
+    persistence_prefix: int | None = None  # client grouping prefix length when persistent
+    real_servers: tuple[RealServer, ...] = ()
+    name: str | None = None  # expected tables only: the service's name in the snapshot
+    # Expected tables only: keepalived adds this address when quorum is lost.
+    sorry_server: str | None = None
+    counters: Counters | None = None  # read-back only; connection counts summed over real servers
+
+    @property
+    def label(self) -> str:
+        return f"service {self.name} ({self.key})" if self.name else f"service {self.key}"
+
+
+@dataclass(frozen=True)
+class IpvsTable:
+    services: tuple[VirtualService, ...] = field(default_factory=tuple)
+
+    def service(self, key: ServiceKey) -> VirtualService | None:
+        return next((service for service in self.services if service.key == key), None)
+
+
+def endpoint(address: str, port: int) -> str:
+    host = f"[{address}]" if ":" in address else address
+    return f"{host}:{port}" if port else host
+
+
+# --- expected -------------------------------------------------------------------------------
+
+
+def expected_ipvs(snapshot: ConfigSnapshot) -> IpvsTable:
+    """The IPVS table keepalived programs for `snapshot` when every health check passes.
+
+    The services are the renderer's: enabled ones with at least one enabled backend (keepalived
+    refuses a virtual server without real servers); disabled backends are not rendered at all.
+    """
+    return IpvsTable(
+        tuple(
+            _expected_service(service, [backend for backend in service.backends if backend.enabled])
+            for service in balanced_services(snapshot)
+        )
+    )
+
+
+def service_key(service: Service) -> ServiceKey:
+    if service.is_fwmark:
+        return ServiceKey(family=service.family, fwmark=service.fwmark)
+    return ServiceKey(
+        family=service.family,
+        protocol=service.protocol.value,
+        address=str(service.address),
+        port=service.ports[0],
+    )
+
+
+def _expected_service(service: Service, backends: list[Backend]) -> VirtualService:
+    flags = []
+    if service.one_packet_scheduling:
+        flags.append("one-packet")
+    if service.scheduler_fallback:
+        flags.append("sched-fallback")
+    if service.scheduler_port:
+        flags.append("sched-port")
+    persistent = service.persistence_timeout is not None
+    full_prefix = 32 if service.family == 4 else 128
+    return VirtualService(
+        key=service_key(service),
+        scheduler=service.scheduler.value,
+        flags=tuple(sorted(flags)),
+        persistence_timeout=service.persistence_timeout,
+        persistence_prefix=(service.persistence_prefix or full_prefix) if persistent else None,
+        real_servers=tuple(_expected_real_server(service, backend) for backend in backends),
+        name=service.name,
+        sorry_server=str(service.sorry_server.address) if service.sorry_server else None,
+    )
+
+
+def _expected_real_server(service: Service, backend: Backend) -> RealServer:
+    check = backend.health_check or service.health_check
+    tunnel = service.forwarding == Forwarding.TUN
+    return RealServer(
+        address=str(backend.address),
+        port=0 if service.is_fwmark else backend.port or service.ports[0],
+        weight=backend.weight,
+        forwarding=service.forwarding.value,
+        upper_threshold=backend.upper_threshold,
+        lower_threshold=backend.lower_threshold,
+        tunnel_type=service.tunnel_type.value if tunnel else None,
+        tunnel_port=service.tunnel_port if tunnel else None,
+        failure_action=None if check.type == CheckType.NONE else check.on_failure,
+    )
+
+
+# --- comparison -----------------------------------------------------------------------------
+
+
+def compare(expected: IpvsTable, actual: IpvsTable) -> list[str]:
+    """What in `actual` contradicts `expected`; empty when IPVS is as keepalived should make it.
+
+    Real servers missing because their health check removed them are not mismatches (see
+    `down_real_servers`), nor is the sorry server's presence.
+    """
+    problems: list[str] = []
+    for want in expected.services:
+        have = actual.service(want.key)
+        if have is None:
+            problems.append(f"{want.label} is not in IPVS")
+        else:
+            problems.extend(_service_differences(want, have))
+    wanted_keys = {service.key for service in expected.services}
+    for have in actual.services:
+        if have.key not in wanted_keys:
+            problems.append(f"{have.label} is in IPVS but not in the configuration")
+    return problems
+
+
+def down_real_servers(expected: IpvsTable, actual: IpvsTable) -> list[str]:
+    """Expected real servers that IPVS lacks, or holds at weight 0, because of a health check."""
+    notes: list[str] = []
+    for want in expected.services:
+        have = actual.service(want.key)
+        if have is None:
+            continue
+        present = {server.key: server for server in have.real_servers}
+        for server in want.real_servers:
+            found = present.get(server.key)
+            where = f"{want.label}: real server {endpoint(server.address, server.port)}"
+            if found is None and not _must_be_present(want, server):
+                notes.append(f"{where} is down or not yet checked")
+            elif found is not None and _inhibited(server, found):
+                notes.append(f"{where} is down: its check failed, so its weight is 0 (on_failure weight_zero)")
+    return notes
+
+
+def _must_be_present(service: VirtualService, server: RealServer) -> bool:
+    # Without a check keepalived never removes a real server, unless quorum is lost and the
+    # sorry server takes over.
+    return server.failure_action is None and service.sorry_server is None
+
+
+def _inhibited(want: RealServer, have: RealServer) -> bool:
+    return have.weight == 0 and want.weight != 0 and want.failure_action == FailureAction.WEIGHT_ZERO
+
+
+def _service_differences(want: VirtualService, have: VirtualService) -> list[str]:
+    label = want.label
+    problems = []
+    if have.scheduler != want.scheduler:
+        problems.append(f"{label}: scheduler is {have.scheduler} in IPVS, expected {want.scheduler}")
+    if have.flags != want.flags:
+        problems.append(f"{label}: flags are {_names(have.flags)} in IPVS, expected {_names(want.flags)}")
+    if have.persistence_timeout != want.persistence_timeout:
+        problems.append(
+            f"{label}: persistence is {_persistence(have.persistence_timeout)} in IPVS, "
+            f"expected {_persistence(want.persistence_timeout)}"
+        )
+    elif have.persistence_prefix != want.persistence_prefix:
+        problems.append(
+            f"{label}: persistence groups clients by /{have.persistence_prefix} in IPVS, "
+            f"expected /{want.persistence_prefix}"
+        )
+    wanted = {server.key: server for server in want.real_servers}
+    for server in have.real_servers:
+        where = f"{label}: real server {endpoint(server.address, server.port)}"
+        target = wanted.get(server.key)
+        if target is None:
+            if server.address != want.sorry_server:
+                problems.append(f"{where} is in IPVS but not in the configuration")
+            continue
+        if server.forwarding != target.forwarding:
+            problems.append(f"{where}: forwarding is {server.forwarding} in IPVS, expected {target.forwarding}")
+        if server.weight != target.weight and not _inhibited(target, server):
+            problems.append(f"{where}: weight is {server.weight} in IPVS, expected {target.weight}")
+        if (server.upper_threshold, server.lower_threshold) != (target.upper_threshold, target.lower_threshold):
+            problems.append(
+                f"{where}: thresholds are {server.upper_threshold}/{server.lower_threshold} in IPVS, "
+                f"expected {target.upper_threshold}/{target.lower_threshold} (upper/lower)"
+            )
+        if (server.tunnel_type, server.tunnel_port) != (target.tunnel_type, target.tunnel_port):
+            problems.append(f"{where}: tunnel is {_tunnel(server)} in IPVS, expected {_tunnel(target)}")
+    present = {server.key for server in have.real_servers}
+    for key, server in wanted.items():
+        if key not in present and _must_be_present(want, server):
+            problems.append(
+                f"{label}: real server {endpoint(*key)} has no health check, so keepalived keeps it "
+                "in IPVS, but it is missing"
+            )
+    return problems
+
+
+def _names(flags: tuple[str, ...]) -> str:
+    return ", ".join(flags) if flags else "none"
+
+
+def _persistence(timeout: int | None) -> str:
+    return f"{timeout} s" if timeout is not None else "off"
+
+
+def _tunnel(server: RealServer) -> str:
+    if server.tunnel_type is None:
+        return "none"
+    return f"{server.tunnel_type} port {server.tunnel_port}" if server.tunnel_port else server.tunnel_type
+
+
+# --- reading the kernel ---------------------------------------------------------------------
+
+
+def ipvs_available() -> tuple[bool, str]:
+    """Whether this kernel has IPVS and this process may use it, with a detail for operators."""
+    try:
+        _open().close()
+    except IpvsUnavailable as error:
+        return False, str(error)
+    return True, _version()
+
+
+def read_ipvs() -> IpvsTable:
+    """The kernel's IPVS table, with counters and rates. Raises IpvsUnavailable.
+
+    This is the function the kernel tests in the VM call to check what keepalived programmed.
+    """
+    from pyroute2.netlink.exceptions import NetlinkError
+
+    ipvs = _open()
+    try:
+        services = []
+        for message in ipvs.service("dump"):
+            attrs = message.get_attr("IPVS_CMD_ATTR_SERVICE")
+            key = service_key_from_nla(attrs)
+            servers = tuple(
+                real_server_from_nla(reply.get_attr("IPVS_CMD_ATTR_DEST"))
+                for reply in ipvs.dest("dump", service=_request_key(key))
+            )
+            services.append(service_from_nla(attrs, key, servers))
+    except NetlinkError as error:
+        raise IpvsUnavailable(f"reading IPVS over netlink failed: {error}") from error
+    finally:
+        ipvs.close()
+    return IpvsTable(tuple(services))
+
+
+def _open() -> IPVS:
+    from pyroute2 import IPVS
+    from pyroute2.netlink.exceptions import NetlinkError
+
+    try:
+        return IPVS()
+    except NetlinkError as error:
+        if error.code == errno.ENOENT:
+            raise IpvsUnavailable(
+                "this kernel has no IPVS: the IPVS generic netlink family is not registered "
+                "(ip_vs is neither built in nor loaded)"
+            ) from error
+        raise IpvsUnavailable(f"cannot open the IPVS netlink interface: {error}") from error
+    except OSError as error:
+        raise IpvsUnavailable(f"cannot open a generic netlink socket: {error}") from error
+
+
+def _version() -> str:
+    """'IPVS 1.2.1 (size=4096)' from /proc/net/ip_vs's first line."""
+    try:
+        first = PROC_IPVS.read_text().splitlines()[0]
+    except (OSError, IndexError):
+        return "IPVS (generic netlink)"
+    return first.replace("IP Virtual Server version", "IPVS", 1)
+
+
+def _request_key(key: ServiceKey) -> IPVSService:
+    """The service identity a GET_DEST dump needs (the kernel wants AF plus fwmark or proto/addr/port)."""
+    from pyroute2 import IPVSService
+
+    af = _FAMILY_TO_AF[key.family]
+    if key.fwmark is not None:
+        return IPVSService(af=af, fwmark=key.fwmark)
+    return IPVSService(af=af, protocol=_PROTOCOLS[key.protocol or ""], addr=key.address, port=key.port)
+
+
+def service_key_from_nla(attrs: nla) -> ServiceKey:
+    """The key of an IPVS_CMD_ATTR_SERVICE attribute (pyroute2's ipvsmsg.service)."""
+    family = _AF_TO_FAMILY[attrs.get_attr("IPVS_SVC_ATTR_AF")]
+    fwmark = attrs.get_attr("IPVS_SVC_ATTR_FWMARK")
+    if fwmark:  # the kernel sends FWMARK only for fwmark services, and then no protocol/addr/port
+        return ServiceKey(family=family, fwmark=fwmark)
+    number = attrs.get_attr("IPVS_SVC_ATTR_PROTOCOL")
+    return ServiceKey(
+        family=family,
+        protocol=_PROTOCOL_NAMES.get(number, str(number)),
+        address=str(ipaddress.ip_address(attrs.get_attr("IPVS_SVC_ATTR_ADDR"))),
+        port=attrs.get_attr("IPVS_SVC_ATTR_PORT", 0),
+    )
+
+
+def service_from_nla(attrs: nla, key: ServiceKey, servers: tuple[RealServer, ...]) -> VirtualService:
+    bits = attrs.get_attr("IPVS_SVC_ATTR_FLAGS")["flags"]
+    persistent = bool(bits & _SVC_F_PERSISTENT)
+    own = _counters(attrs, "IPVS_SVC_ATTR_")
+    active = sum(server.counters.activeconns for server in servers if server.counters)
+    inactive = sum(server.counters.inactconns for server in servers if server.counters)
+    return VirtualService(
+        key=key,
+        scheduler=attrs.get_attr("IPVS_SVC_ATTR_SCHED_NAME"),
+        flags=tuple(sorted(name for bit, name in _SERVICE_FLAGS.items() if bits & bit)),
+        persistence_timeout=attrs.get_attr("IPVS_SVC_ATTR_TIMEOUT") if persistent else None,
+        persistence_prefix=_prefix(key.family, attrs.get_attr("IPVS_SVC_ATTR_NETMASK")) if persistent else None,
+        real_servers=servers,
+        counters=replace(own, activeconns=active, inactconns=inactive),
+    )
+
+
+def real_server_from_nla(attrs: nla) -> RealServer:
+    """An IPVS_CMD_ATTR_DEST attribute (pyroute2's ipvsmsg.dest) with its counters."""
+    forwarding = _FORWARDING_NAMES.get(attrs.get_attr("IPVS_DEST_ATTR_FWD_METHOD") & _FWD_MASK, "unknown")
+    tunnel_type = _TUNNEL_NAMES.get(attrs.get_attr("IPVS_DEST_ATTR_TUN_TYPE", 0)) if forwarding == "tun" else None
+    # The kernel sends TUN_PORT in network order; pyroute2 decodes it as a host-order u16.
+    tunnel_port = socket.ntohs(attrs.get_attr("IPVS_DEST_ATTR_TUN_PORT", 0)) if tunnel_type == "gue" else None
+    return RealServer(
+        address=str(ipaddress.ip_address(attrs.get_attr("IPVS_DEST_ATTR_ADDR"))),
+        port=attrs.get_attr("IPVS_DEST_ATTR_PORT", 0),
+        weight=attrs.get_attr("IPVS_DEST_ATTR_WEIGHT"),
+        forwarding=forwarding,
+        upper_threshold=attrs.get_attr("IPVS_DEST_ATTR_U_THRESH", 0),
+        lower_threshold=attrs.get_attr("IPVS_DEST_ATTR_L_THRESH", 0),
+        tunnel_type=tunnel_type,
+        tunnel_port=tunnel_port,
+        counters=replace(
+            _counters(attrs, "IPVS_DEST_ATTR_"),
+            activeconns=attrs.get_attr("IPVS_DEST_ATTR_ACTIVE_CONNS", 0),
+            inactconns=attrs.get_attr("IPVS_DEST_ATTR_INACT_CONNS", 0),
+        ),
+    )
+
+
+def _counters(attrs: nla, prefix: str) -> Counters:
+    # STATS64 (kernel 4.1+) does not wrap; STATS is the 32-bit fallback.
+    stats = attrs.get_attr(prefix + "STATS64") or attrs.get_attr(prefix + "STATS")
+    if stats is None:
+        return Counters()
+    names = ("conns", "inpkts", "outpkts", "inbytes", "outbytes", "cps", "inpps", "outpps", "inbps", "outbps")
+    return Counters(**{name: stats.get_attr(f"IPVS_STATS_ATTR_{name.upper()}", 0) for name in names})
+
+
+def _prefix(family: int, netmask: str | None) -> int:
+    """The persistence netmask as a prefix length.
+
+    IPv4 services carry a dotted netmask. IPv6 services carry the prefix length itself as a
+    host-order u32 in the same attribute, which pyroute2 decodes as if it were an IPv4 address.
+    """
+    if netmask is None:
+        return 32 if family == 4 else 128
+    if family == 4:
+        return ipaddress.IPv4Network(f"0.0.0.0/{netmask}").prefixlen
+    return int.from_bytes(socket.inet_aton(netmask), sys.byteorder)
