@@ -37,6 +37,7 @@ def settings(tmp_path_factory: pytest.TempPathFactory, database_url: str) -> Set
         cookie_secure=False,
         reapply_on_start=False,
         confirm_poll_seconds=60,
+        stats_interval=0,  # tests call Telemetry.collect() themselves
     )
 
 
@@ -84,8 +85,10 @@ def app(settings: Settings, session: Session, applier):  # type: ignore[no-untyp
 
 
 @pytest.fixture
-def anon(app) -> Iterator[TestClient]:  # type: ignore[no-untyped-def]
+def anon(app, session: Session) -> Iterator[TestClient]:  # type: ignore[no-untyped-def]
     with TestClient(app, base_url="http://testserver") as client:
+        # Live-state workers use the test transaction too, so they see what the test committed.
+        app.state.telemetry.session_scope = lambda: unit_of_work(session)
         yield client
 
 

@@ -14,12 +14,13 @@ from fastapi.staticfiles import StaticFiles
 from fulcrum import __version__, migrate
 from fulcrum.db import make_engine, make_sessionmaker
 from fulcrum.errors import install_error_handler
-from fulcrum.routers import audit, auth, backends, ha, revisions, services, status, tokens, users
+from fulcrum.routers import audit, auth, backends, ha, revisions, services, status, telemetry, tokens, users
 from fulcrum.services import revisions as revision_service
 from fulcrum.services.auth import LoginThrottle
 from fulcrum.services.dataplane import make_applier
 from fulcrum.services.revisions import Applier
 from fulcrum.settings import Settings, get_settings
+from fulcrum.telemetry.hub import Telemetry
 
 log = logging.getLogger("fulcrum")
 
@@ -44,6 +45,10 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         app.state.applier = applier or make_applier(settings)
         if settings.reapply_on_start:
             await asyncio.to_thread(_reapply, app)
+        fifos = tuple(p for p in (settings.notify_fifo, settings.lvs_notify_fifo) if p is not None)
+        app.state.telemetry = Telemetry(app.state.sessionmaker, app.state.applier, settings.stats_interval, fifos)
+        if settings.stats_interval > 0:
+            app.state.telemetry.start()
         watcher = asyncio.create_task(_confirm_watcher(app, settings.confirm_poll_seconds))
         try:
             yield
@@ -51,6 +56,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
+            await asyncio.to_thread(app.state.telemetry.stop)
             engine.dispose()
 
     app = FastAPI(
@@ -66,8 +72,9 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
     app.state.settings = settings
     app.state.login_throttle = LoginThrottle()
     install_error_handler(app)
-    for module in (auth, users, tokens, services, backends, revisions, status, audit):
+    for module in (auth, users, tokens, services, backends, revisions, status, audit, telemetry):
         app.include_router(module.router, prefix=API_PREFIX)
+    app.include_router(telemetry.metrics_router)
     for router in (ha.vip_groups, ha.node, ha.firewall):
         app.include_router(router, prefix=API_PREFIX)
     if settings.webui_dir and settings.webui_dir.is_dir():

@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     session_hours: float = Field(default=12.0, gt=0, le=24 * 30)
     cookie_secure: bool = True  # the appliance serves HTTPS; the dev lab sets this false
 
+    # Live statistics: how often IPVS is read (0 turns the collector off, e.g. in tests).
+    stats_interval: float = Field(default=1.0, ge=0, le=60)
+
     # Commit-confirmed: how often expired confirmations are looked for.
     confirm_poll_seconds: float = Field(default=1.0, gt=0, le=60)
     reapply_on_start: bool = True

@@ -1,6 +1,7 @@
 """SQLAlchemy models. Importing this package registers every table on `Base.metadata`."""
 
 from fulcrum.models.audit import AuditEntry
+from fulcrum.models.event import Event
 from fulcrum.models.ha import FirewallSettings, NodeSettings, VipGroup
 from fulcrum.models.revision import Revision, RevisionState
 from fulcrum.models.service import Backend, Service
@@ -10,6 +11,7 @@ __all__ = [
     "AuditEntry",
     "AuthToken",
     "Backend",
+    "Event",
     "FirewallSettings",
     "NodeSettings",
     "Revision",

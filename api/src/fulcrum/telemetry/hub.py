@@ -1,0 +1,194 @@
+"""The live state of this node, collected once a second and from keepalived's notify FIFOs.
+
+One `Telemetry` per API process: it owns the statistics history, the latest snapshot, the VRRP
+and checker states, and the broadcaster that feeds every open event stream.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from fulcrum.db import unit_of_work
+
+from fulcrum.config.snapshot import ConfigSnapshot, Service
+from fulcrum.models import Event, Revision
+from fulcrum.schemas.telemetry import EventRead, Severity, StatsSnapshot
+from fulcrum.services.revisions import GOOD_STATES, Applier
+from fulcrum.telemetry.broadcast import Broadcaster, Message
+from fulcrum.telemetry.history import History
+from fulcrum.telemetry.notify import CheckerNotice, FifoReader, VrrpNotice, parse, virtual_server_parts
+from fulcrum.telemetry.stats import history_samples, summarize
+
+log = logging.getLogger(__name__)
+
+
+class Telemetry:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        applier: Applier,
+        interval: float = 1.0,
+        fifos: tuple[Path, ...] = (),
+    ) -> None:
+        self.session_scope: Callable[[], AbstractContextManager[Session]] = lambda: _scope(sessions)
+        self.applier = applier
+        self.interval = interval
+        self.broadcaster = Broadcaster()
+        self.history = History()
+        self.latest: StatsSnapshot | None = None
+        self.vrrp: dict[str, VrrpNotice] = {}
+        self.vrrp_transitions: Counter[str] = Counter()
+        self.checker_up: dict[tuple[str, str], bool] = {}
+        self._snapshot: tuple[int, str, ConfigSnapshot] | None = None
+        self._last_revision: tuple[int, str] | None = None
+        self._stop = threading.Event()
+        self._collector = threading.Thread(target=self._run, name="stats-collector", daemon=True)
+        self._readers = [FifoReader(path, self.handle_line) for path in fifos]
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._collector.start()
+        for reader in self._readers:
+            reader.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in (self._collector, *self._readers):
+            if isinstance(thread, FifoReader):
+                thread.stop()
+            if thread.is_alive():
+                thread.join(timeout=5)
+
+    def _run(self) -> None:
+        next_tick = time.monotonic()
+        while not self._stop.is_set():
+            try:
+                self.collect()
+            except Exception:
+                log.exception("statistics collection")
+            next_tick += self.interval
+            self._stop.wait(max(0.0, next_tick - time.monotonic()))
+
+    # --- statistics -----------------------------------------------------------------------
+
+    def running(self) -> tuple[int, ConfigSnapshot] | None:
+        """The running revision's snapshot, parsed once per revision."""
+        with self.session_scope() as session:
+            row = session.execute(
+                select(Revision.number, Revision.digest, Revision.state)
+                .where(Revision.state.in_(GOOD_STATES))
+                .order_by(Revision.number.desc())
+                .limit(1)
+            ).first()
+            if row is None:
+                return None
+            number, digest, state = row
+            if self._last_revision != (number, state):
+                if self._last_revision is not None:
+                    self.broadcaster.publish(Message("revision", json.dumps({"number": number, "state": state})))
+                self._last_revision = (number, state)
+            if self._snapshot is None or self._snapshot[1] != digest:
+                text = session.scalar(select(Revision.snapshot).where(Revision.number == number))
+                self._snapshot = (number, digest, ConfigSnapshot.model_validate_json(text or "{}"))
+        return self._snapshot[0], self._snapshot[2]
+
+    def collect(self) -> StatsSnapshot:
+        running = self.running()
+        stats = self.applier.stats()
+        now = datetime.now(UTC)
+        snapshot = summarize(
+            running[1] if running else None,
+            stats.table,
+            at=now,
+            ipvs_available=stats.ipvs_available,
+            detail=stats.ipvs_detail,
+            revision=running[0] if running else None,
+        )
+        samples = history_samples(snapshot)
+        self.history.add(now.timestamp(), samples)
+        keep = {(s.name, None) for s in snapshot.services} | {(s.name, b.endpoint) for s in snapshot.services for b in s.backends}
+        self.history.forget_except(keep)
+        self.latest = snapshot
+        self.broadcaster.publish(Message("stats", snapshot.model_dump_json()))
+        return snapshot
+
+    # --- events ---------------------------------------------------------------------------
+
+    def handle_line(self, line: str) -> None:
+        notice = parse(line)
+        if notice is None:
+            if line.strip():
+                log.info("keepalived notify line not understood: %r", line)
+            return
+        if isinstance(notice, VrrpNotice):
+            self._vrrp_event(notice)
+        else:
+            self._checker_event(notice)
+
+    def _vrrp_event(self, notice: VrrpNotice) -> None:
+        previous = self.vrrp.get(notice.name)
+        self.vrrp[notice.name] = notice
+        if previous is not None and previous.state != notice.state:
+            self.vrrp_transitions[notice.name] += 1
+        severity = Severity.CRITICAL if notice.state == "FAULT" else Severity.INFO
+        scope = "VRRP sync group" if notice.scope == "GROUP" else "VRRP instance"
+        was = f" (was {previous.state})" if previous is not None else ""
+        self.record(
+            "vrrp_state",
+            severity,
+            f"{scope} {notice.name} is {notice.state}{was}",
+            detail={"scope": notice.scope, "name": notice.name, "state": notice.state, "priority": notice.priority, "previous": previous.state if previous else None},
+        )
+
+    def _checker_event(self, notice: CheckerNotice) -> None:
+        service = self._service_named_by(notice.virtual_server)
+        name = service.name if service else notice.virtual_server
+        if notice.real_server is None:
+            kind, text = ("service_up", "has quorum again") if notice.up else ("service_down", "lost quorum: not enough healthy backends")
+            self.record(kind, Severity.INFO if notice.up else Severity.CRITICAL, f"service {name} {text}", service=name)
+            return
+        self.checker_up[(name, notice.real_server)] = notice.up
+        kind = "backend_up" if notice.up else "backend_down"
+        text = "passes its health check again" if notice.up else "failed its health check"
+        self.record(kind, Severity.INFO if notice.up else Severity.CRITICAL, f"backend {notice.real_server} of {name} {text}", service=name, backend=notice.real_server)
+
+    def _service_named_by(self, virtual_server: str) -> Service | None:
+        running = self.running()
+        if running is None:
+            return None
+        address, port, fwmark = virtual_server_parts(virtual_server)
+        for service in running[1].services:
+            if fwmark is not None and service.fwmark == fwmark:
+                return service
+            if address is not None and service.address == ipaddress.ip_address(address) and port in service.ports:
+                return service
+        return None
+
+    def record(self, kind: str, severity: Severity, message: str, *, service: str | None = None, backend: str | None = None, detail: dict[str, Any] | None = None) -> EventRead:
+        with self.session_scope() as session:
+            event = Event(kind=kind, severity=severity.value, message=message, service=service, backend=backend, detail=detail or {})
+            session.add(event)
+            session.flush()
+            read = EventRead.model_validate(event)
+        self.broadcaster.publish(Message("event", read.model_dump_json()))
+        return read
+
+
+@contextmanager
+def _scope(sessions: sessionmaker[Session]) -> Iterator[Session]:
+    with sessions() as session, unit_of_work(session):
+        yield session

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx
+import uvicorn
+
+from fastapi.testclient import TestClient
+
+from apitest import WEB
+
+
+def test_stats_say_plainly_that_there_is_no_data_plane(client: TestClient) -> None:
+    client.post("/api/v1/services", json=WEB)
+    client.post("/api/v1/revisions", json={})
+    client.app.state.telemetry.collect()
+    stats = client.get("/api/v1/stats/current").json()
+    assert stats["ipvs_available"] is False and stats["revision"] == 1
+    assert [b["state"] for b in stats["services"][0]["backends"]] == ["unknown", "unknown"]
+    history = client.get("/api/v1/stats/history", params={"service": "web", "range": "1h"}).json()
+    assert history["points"] == [] and history["resolution_seconds"] == 1
+
+
+def test_keepalived_notices_become_stored_events_and_metrics(client: TestClient) -> None:
+    client.post("/api/v1/services", json=WEB)
+    client.post("/api/v1/revisions", json={})
+    telemetry = client.app.state.telemetry
+    telemetry.handle_line("RS [198.51.100.1]:tcp:80 [192.0.2.10]:tcp:80 DOWN")
+    telemetry.handle_line('INSTANCE "VG_front" BACKUP 100')
+    telemetry.handle_line('INSTANCE "VG_front" MASTER 100')
+    events = client.get("/api/v1/events").json()
+    assert events["count"] == 3
+    down = client.get("/api/v1/events", params={"kind": "backend_down"}).json()["data"][0]
+    assert down["service"] == "web" and down["backend"] == "198.51.100.1:80" and down["severity"] == "critical"
+    assert "failed its health check" in down["message"]
+    metrics = client.get("/metrics")
+    assert metrics.status_code == 200
+    text = metrics.text
+    assert 'fulcrum_health_check_up{service="web",backend="198.51.100.1:80"} 0' in text
+    assert 'fulcrum_vrrp_state{instance="VG_front",scope="instance"} 2' in text
+    assert 'fulcrum_vrrp_transitions_total{instance="VG_front"} 1' in text
+    assert 'fulcrum_revisions{state="validated"} 1' in text
+    assert "fulcrum_dataplane_available 0" in text
+
+
+def test_metrics_need_authentication(anon: TestClient) -> None:
+    assert anon.get("/metrics").status_code == 401
+
+
+def test_the_stream_delivers_events_as_they_happen(client: TestClient) -> None:
+    """Over a real socket: Starlette's TestClient buffers whole responses, an event stream never ends."""
+    client.post("/api/v1/services", json=WEB)
+    client.post("/api/v1/revisions", json={})
+    telemetry = client.app.state.telemetry
+    with serve(client.app) as base_url, httpx.Client(base_url=base_url, headers=client.headers, timeout=10) as http:
+        with http.stream("GET", "/api/v1/stream") as response:
+            assert response.headers["content-type"].startswith("text/event-stream")
+            lines = response.iter_lines()
+            assert next(lines).startswith("retry:")
+            threading.Timer(0.2, telemetry.handle_line, ["RS [198.51.100.2]:tcp:80 [192.0.2.10]:tcp:80 UP"]).start()
+            received = []
+            for line in lines:
+                received.append(line)
+                if line.startswith("data:"):
+                    break
+    assert received[-2] == "event: event"
+    assert json.loads(received[-1][5:])["kind"] == "backend_up"
+
+
+@contextlib.contextmanager
+def serve(app) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """The already-started app behind a real uvicorn on a free loopback port."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
