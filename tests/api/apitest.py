@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import uvicorn
 from fastapi.testclient import TestClient
 
 PASSWORD = "correct horse battery"
@@ -24,3 +31,23 @@ WEB = {
     "scheduler": "wrr",
     "backends": [{"address": "198.51.100.1", "weight": 2}, {"address": "198.51.100.2"}],
 }
+
+
+@contextlib.contextmanager
+def serve(app, lifespan: str = "off") -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """The already-started app behind a real uvicorn on a free loopback port."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, lifespan=lifespan, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)

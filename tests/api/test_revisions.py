@@ -122,3 +122,15 @@ def test_revision_list_is_newest_first_with_a_count(client: TestClient) -> None:
         commit(client)
     listed = client.get("/api/v1/revisions", params={"limit": 2}).json()
     assert listed["count"] == 3 and [r["number"] for r in listed["data"]] == [3, 2]
+
+
+def test_draining_every_backend_is_a_valid_commit(client: TestClient) -> None:
+    """keepalived -t fails on its own warning for an all-drained service; Fulcrum knows that warning
+    is exactly a drain and lets it through, reporting it."""
+    service = client.post("/api/v1/services", json=WEB).json()
+    commit(client)
+    for backend in service["backends"]:
+        client.patch(f"/api/v1/services/{service['id']}/backends/{backend['id']}", json={"weight": 0})
+    assert "every backend is drained" in " ".join(client.get("/api/v1/changes").json()["plan"]["warnings"])
+    revision = commit(client, message="drain all")
+    assert revision["state"] == "validated"

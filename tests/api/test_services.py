@@ -114,3 +114,47 @@ def test_vip_groups_reject_a_reused_vrid(client: TestClient) -> None:
     found = errors(client.post("/api/v1/vip-groups", json={**group, "name": "back", "addresses": ["192.0.2.20/24"]}))
     assert found[0][0] == ["body", "virtual_router_id"]
     assert "already used by VIP group 'front'" in found[0][1]
+
+
+def test_duplicate_names_are_field_errors_not_server_errors(client: TestClient) -> None:
+    assert client.post("/api/v1/services", json=WEB).status_code == 201
+    found = errors(client.post("/api/v1/services", json=_with(address="192.0.2.99", backends=[])))
+    assert found == [(["body", "name"], "a service named 'web' exists already")]
+    other = client.post("/api/v1/services", json=_with(name="api", address="192.0.2.99", backends=[])).json()
+    assert errors(client.patch(f"/api/v1/services/{other['id']}", json={"name": "web"}))[0][0] == ["body", "name"]
+    group = {"name": "front", "virtual_router_id": 51, "addresses": ["192.0.2.10/24"]}
+    client.post("/api/v1/vip-groups", json=group)
+    assert errors(client.post("/api/v1/vip-groups", json={**group, "virtual_router_id": 52}))[0][0] == ["body", "name"]
+
+
+def test_a_duplicate_backend_is_refused_at_its_field(client: TestClient) -> None:
+    service = client.post("/api/v1/services", json=WEB).json()
+    url = f"/api/v1/services/{service['id']}/backends"
+    found = errors(client.post(url, json={"address": "198.51.100.1"}))
+    assert found[0][0] == ["body", "address"] and "listed twice" in found[0][1]
+    second = service["backends"][1]["id"]
+    assert errors(client.patch(f"{url}/{second}", json={"address": "198.51.100.1"}))[0][0] == ["body", "address"]
+
+
+def test_every_request_uses_a_dependency_that_commits_before_responding(app) -> None:  # type: ignore[no-untyped-def]
+    """A yield dependency scoped to the request commits after the response is sent, so a client's
+    next request could miss what the previous one wrote (the dashboard saw it as random 401s)."""
+    from fastapi.routing import APIRoute
+
+    from fulcrum.db import get_session
+
+    def scopes(dependant):  # type: ignore[no-untyped-def]
+        for dep in dependant.dependencies:
+            if dep.call is get_session:
+                yield dep.scope
+            yield from scopes(dep)
+
+    def routes(container):  # type: ignore[no-untyped-def]
+        for route in container.routes:
+            if isinstance(route, APIRoute):
+                yield route
+            elif hasattr(route, "original_router"):  # FastAPI's included-router wrapper
+                yield from routes(route.original_router)
+
+    found = [s for route in routes(app) for s in scopes(route.dependant)]
+    assert len(found) > 40 and set(found) == {"function"}

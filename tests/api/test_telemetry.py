@@ -1,18 +1,13 @@
 from __future__ import annotations
 
-import contextlib
 import json
-import socket
 import threading
-import time
-from collections.abc import Iterator
 
 import httpx
-import uvicorn
 
 from fastapi.testclient import TestClient
 
-from apitest import WEB
+from apitest import WEB, serve
 
 
 def test_stats_say_plainly_that_there_is_no_data_plane(client: TestClient) -> None:
@@ -70,23 +65,3 @@ def test_the_stream_delivers_events_as_they_happen(client: TestClient) -> None:
                     break
     assert received[-2] == "event: event"
     assert json.loads(received[-1][5:])["kind"] == "backend_up"
-
-
-@contextlib.contextmanager
-def serve(app) -> Iterator[str]:  # type: ignore[no-untyped-def]
-    """The already-started app behind a real uvicorn on a free loopback port."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)

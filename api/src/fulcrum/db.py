@@ -21,6 +21,10 @@ NAMING_CONVENTION = {
 }
 
 
+BEGIN_OPTION = "fulcrum_begin"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
@@ -35,14 +39,17 @@ def make_engine(url: str) -> Engine:
             # SAVEPOINTs and BEGIN IMMEDIATE behave as documented.
             dbapi_connection.isolation_level = None
             cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA busy_timeout=5000")  # first: the pragmas below may wait for a lock
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA busy_timeout=5000")
             cursor.close()
 
         @event.listens_for(engine, "begin")
         def _begin(connection) -> None:  # type: ignore[no-untyped-def]
-            connection.exec_driver_sql("BEGIN")
+            # Write transactions take the lock up front (BEGIN IMMEDIATE): a deferred one that
+            # reads, then writes after another writer committed fails at once with "database is
+            # locked" instead of waiting for busy_timeout.
+            connection.exec_driver_sql(connection.get_execution_options().get(BEGIN_OPTION, "BEGIN"))
 
     return engine
 
@@ -71,10 +78,27 @@ def unit_of_work(session: Session) -> Iterator[Session]:
     session.commit()
 
 
+def begin_write(session: Session) -> None:
+    """Start the session's next transaction as a writer (SQLite: BEGIN IMMEDIATE)."""
+    if session.bind is not None and session.bind.dialect.name == "sqlite" and not session.in_transaction():
+        session.connection(execution_options={BEGIN_OPTION: "BEGIN IMMEDIATE"})
+
+
+def end_read(session: Session) -> None:
+    """End the current transaction without writing, so that nothing holds the database while a
+    slow step runs (an apply takes seconds); the next use starts a write transaction."""
+    session.rollback()
+    begin_write(session)
+
+
 def get_session(request: Request) -> Iterator[Session]:
     """One session per request: services only flush; the unit of work commits at the boundary."""
     with request.app.state.sessionmaker() as session, unit_of_work(session):
+        if request.method not in SAFE_METHODS:
+            begin_write(session)
         yield session
 
 
-SessionDep = Annotated[Session, Depends(get_session)]
+# scope="function": the transaction commits before the response is sent, so a client's next
+# request always sees what the previous one changed.
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]

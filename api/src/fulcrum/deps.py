@@ -12,7 +12,8 @@ from fulcrum.db import SessionDep
 from fulcrum.errors import Forbidden, Unauthorized
 from fulcrum.models import Role, User
 from fulcrum.services import audit, auth
-from fulcrum.services.revisions import Applier, commit_lock
+from fulcrum.apply.client import Applier
+from fulcrum.services.revisions import commit_lock
 
 SESSION_COOKIE = "fulcrum_session"
 
@@ -35,10 +36,11 @@ def get_current_user(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> User:
     secret = presented_token(request, credentials)
-    user = auth.user_for_token(session, secret) if secret else None
-    if user is None:
+    token = auth.token_for(session, secret) if secret else None
+    if token is None:
         raise Unauthorized("log in first: no valid session or API token was presented")
-    return user
+    request.app.state.token_usage.seen(token.id)
+    return token.user
 
 
 CurrentUser = Annotated[User, Depends(get_current_user)]
@@ -78,4 +80,4 @@ def hold_commit_lock() -> Iterator[None]:
         yield
 
 
-CommitLock = Annotated[None, Depends(hold_commit_lock)]
+CommitLock = Annotated[None, Depends(hold_commit_lock, scope="function")]

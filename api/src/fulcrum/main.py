@@ -5,26 +5,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from fulcrum import __version__, migrate
 from fulcrum.db import make_engine, make_sessionmaker
 from fulcrum.errors import install_error_handler
 from fulcrum.routers import audit, auth, backends, ha, revisions, services, status, telemetry, tokens, users
 from fulcrum.services import revisions as revision_service
-from fulcrum.services.auth import LoginThrottle
+from fulcrum.db import begin_write
+from fulcrum.services.auth import LoginThrottle, TokenUsage
 from fulcrum.services.dataplane import make_applier
-from fulcrum.services.revisions import Applier
+from fulcrum.apply.client import Applier
 from fulcrum.settings import Settings, get_settings
 from fulcrum.telemetry.hub import Telemetry
 
 log = logging.getLogger("fulcrum")
 
 API_PREFIX = "/api/v1"
+TOKEN_USE_FLUSH_SECONDS = 60
 
 
 def _operation_id(route: APIRoute) -> str:
@@ -71,6 +75,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
     )
     app.state.settings = settings
     app.state.login_throttle = LoginThrottle()
+    app.state.token_usage = TokenUsage()
     install_error_handler(app)
     for module in (auth, users, tokens, services, backends, revisions, status, audit, telemetry):
         app.include_router(module.router, prefix=API_PREFIX)
@@ -78,8 +83,21 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
     for router in (ha.vip_groups, ha.node, ha.firewall):
         app.include_router(router, prefix=API_PREFIX)
     if settings.webui_dir and settings.webui_dir.is_dir():
-        app.mount("/", StaticFiles(directory=settings.webui_dir, html=True), name="webui")
+        app.mount("/", DashboardFiles(directory=settings.webui_dir, html=True), name="webui")
     return app
+
+
+class DashboardFiles(StaticFiles):
+    """The built dashboard; any other path outside the API is one of its routes: serve index.html
+    so that reloading or bookmarking /services/3 works."""
+
+    async def get_response(self, path: str, scope):  # type: ignore[no-untyped-def]
+        try:
+            return await super().get_response(path, scope)
+        except StarletteHTTPException as exc:
+            if exc.status_code != 404 or path.startswith(("api/", "metrics")):
+                raise
+            return await super().get_response("index.html", scope)
 
 
 def _reapply(app: FastAPI) -> None:
@@ -100,12 +118,23 @@ def _expire_confirmations(app: FastAPI) -> None:
             log.warning("commit-confirmed deadline passed: %s", reverted.message)
 
 
+def _record_token_use(app: FastAPI) -> None:
+    with app.state.sessionmaker() as session, session.begin():
+        begin_write(session)
+        app.state.token_usage.flush(session)
+
+
 async def _confirm_watcher(app: FastAPI, interval: float) -> None:
+    """Expires unconfirmed commits; also writes token last-use times about once a minute."""
+    last_token_flush = 0.0
     while True:
         try:
             await asyncio.to_thread(_expire_confirmations, app)
+            if time.monotonic() - last_token_flush > TOKEN_USE_FLUSH_SECONDS:
+                last_token_flush = time.monotonic()
+                await asyncio.to_thread(_record_token_use, app)
         except Exception:
-            log.exception("commit-confirmed watcher")
+            log.exception("background housekeeping")
         await asyncio.sleep(interval)
 
 

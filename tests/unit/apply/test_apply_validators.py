@@ -96,3 +96,36 @@ def test_missing_ruleset_is_an_error(tmp_path: Path) -> None:
     result = validate_nftables(tmp_path / "absent.nft")
     assert not result.ok
     assert "absent.nft does not exist" in result.message
+
+
+ALL_DRAINED = """\
+virtual_server 192.0.2.10 80 {
+    lvs_sched wrr
+    lvs_method NAT
+    protocol TCP
+    real_server 10.0.0.11 80 {
+        weight 0
+        TCP_CHECK {
+            connect_timeout 1
+        }
+    }
+}
+"""
+
+
+def test_an_all_drained_service_passes_with_keepalived_warning_reported(tmp_path: Path) -> None:
+    """keepalived -t exits 5 on its warning for a service whose backends all have weight 0; that
+    warning, and only that one, is a drain rather than an error."""
+    path = tmp_path / "drained.conf"
+    path.write_text(ALL_DRAINED)
+    result = validate_keepalived(path)
+    assert result.ok
+    assert "reducing quorum to 0" in result.message
+
+
+def test_another_warning_next_to_the_benign_one_still_fails(tmp_path: Path) -> None:
+    path = tmp_path / "drained-and-wrong.conf"
+    path.write_text(ALL_DRAINED.replace("    protocol TCP\n", "    protocol TCP\n    nonsense_keyword 5\n"))
+    result = validate_keepalived(path)
+    assert not result.ok
+    assert "nonsense_keyword" in result.message

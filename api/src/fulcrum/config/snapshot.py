@@ -93,6 +93,9 @@ class HealthCheck(Strict):
             raise ValueError("http_host: tls_sni needs the host name to send")
         if self.timeout > 60:
             raise ValueError("timeout: above 60 s would hide a dead backend for minutes")
+        if self.udp_payload and self.udp_payload[-2:].lower() == "ff":
+            # keepalived 2.2.7 mistakes a last byte 0xff for its own "invalid hex" marker.
+            raise ValueError("udp_payload: keepalived cannot read a payload whose last byte is ff")
         return self
 
 
@@ -209,13 +212,6 @@ class Service(Strict):
             seen.add(key)
             if backend.health_check is not None and self.protocol == Protocol.UDP:
                 self._check_udp_health(backend.health_check, f"{where}.health_check")
-        enabled_weight = sum(backend.weight for backend in self.backends if backend.enabled)
-        if self.enabled and any(backend.enabled for backend in self.backends) and self.quorum > enabled_weight:
-            # keepalived refuses a quorum above the total weight of its real servers.
-            raise ValueError(
-                f"quorum: {self.quorum} exceeds {enabled_weight}, the total weight of the enabled "
-                "backends; lower quorum or give the backends more weight"
-            )
         return self
 
     def _check_member(self, address: IPAddress, port: int | None, where: str) -> None:

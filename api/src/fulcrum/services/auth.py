@@ -57,17 +57,37 @@ def issue_token(session: Session, user: User, kind: TokenKind, name: str, lifeti
     return token, secret
 
 
-def user_for_token(session: Session, secret: str) -> User | None:
+def token_for(session: Session, secret: str) -> AuthToken | None:
+    """The live token for `secret`: not expired, its user not disabled. Reads only."""
     token = session.scalar(select(AuthToken).where(AuthToken.token_hash == _token_digest(secret)))
-    if token is None or (token.expires_at is not None and token.expires_at <= utcnow()):
+    if token is None or (token.expires_at is not None and token.expires_at <= utcnow()) or token.user.disabled:
         return None
-    if token.user.disabled:
-        return None
-    now = utcnow()
-    # Keep writes rare: last use is recorded at minute resolution.
-    if token.last_used_at is None or now - token.last_used_at > timedelta(minutes=1):
-        token.last_used_at = now
-    return token.user
+    return token
+
+
+class TokenUsage:
+    """When each token was last used, kept in memory and written now and then.
+
+    Writing it on every request would turn every read into a write transaction.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[int, datetime] = {}
+        self._lock = threading.Lock()
+
+    def seen(self, token_id: int) -> None:
+        with self._lock:
+            self._seen[token_id] = utcnow()
+
+    def flush(self, session: Session) -> int:
+        with self._lock:
+            seen, self._seen = self._seen, {}
+        for token_id, at in seen.items():
+            token = session.get(AuthToken, token_id)
+            if token is not None:
+                token.last_used_at = at
+        session.flush()
+        return len(seen)
 
 
 def revoke_token(session: Session, secret: str) -> None:

@@ -54,7 +54,19 @@ def write_vip_group(row: VipGroup, group: spec.VipGroup) -> None:
         setattr(row, column, value)
 
 
+def node_settings(session: Session) -> dict[str, Any]:
+    """This node's settings; defaults until first saved (reading never writes)."""
+    row = session.get(NodeSettings, 1)
+    return row.settings if row else spec.Node().model_dump(mode="json")
+
+
+def firewall_settings(session: Session) -> dict[str, Any]:
+    row = session.get(FirewallSettings, 1)
+    return row.settings if row else spec.Firewall().model_dump(mode="json")
+
+
 def node_row(session: Session) -> NodeSettings:
+    """The node settings row, created for a write."""
     row = session.get(NodeSettings, 1)
     if row is None:
         row = NodeSettings(id=1, settings=spec.Node().model_dump(mode="json"))
@@ -64,6 +76,7 @@ def node_row(session: Session) -> NodeSettings:
 
 
 def firewall_row(session: Session) -> FirewallSettings:
+    """The firewall settings row, created for a write."""
     row = session.get(FirewallSettings, 1)
     if row is None:
         row = FirewallSettings(id=1, settings=spec.Firewall().model_dump(mode="json"))
@@ -92,8 +105,8 @@ def candidate_snapshot(session: Session, focus: tuple[str, str] | None = None) -
     data = {
         "services": [service_spec(s).model_dump(mode="json") for s in services],
         "vip_groups": [vip_group_spec(g).model_dump(mode="json") for g in groups],
-        "node": node_row(session).settings,
-        "firewall": firewall_row(session).settings,
+        "node": node_settings(session),
+        "firewall": firewall_settings(session),
     }
     strip: tuple[str | int, ...] = ()
     if focus is not None:

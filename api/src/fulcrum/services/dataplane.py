@@ -5,7 +5,7 @@ from __future__ import annotations
 from fulcrum.apply.client import LocalApplier, SocketApplier
 from fulcrum.apply.daemon import engine_config
 from fulcrum.apply.engine import ApplyEngine
-from fulcrum.services.revisions import Applier
+from fulcrum.apply.client import Applier
 from fulcrum.settings import Settings
 
 

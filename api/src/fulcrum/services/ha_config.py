@@ -5,16 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from fulcrum.config import snapshot as spec
-from fulcrum.errors import NotFound
+from fulcrum.errors import ConfigInvalid, NotFound
 from fulcrum.models import VipGroup
 from fulcrum.services import audit
 from fulcrum.services.candidate import (
     candidate_snapshot,
     firewall_row,
+    firewall_settings,
     node_row,
+    node_settings,
     vip_group_spec,
     write_vip_group,
 )
@@ -30,6 +33,7 @@ def get_vip_group(session: Session, group_id: int) -> VipGroup:
 
 def create_vip_group(session: Session, actor: audit.Actor, request: BaseModel) -> VipGroup:
     group = validated(lambda: spec.VipGroup.model_validate(request.model_dump(mode="json")))
+    _name_is_free(session, group.name, None)
     row = VipGroup()
     write_vip_group(row, group)
     session.add(row)
@@ -43,6 +47,7 @@ def update_vip_group(session: Session, actor: audit.Actor, group_id: int, reques
     before = vip_group_spec(row).model_dump(mode="json")
     data = {**before, **request.model_dump(mode="json", exclude_unset=True)}
     group = validated(lambda: spec.VipGroup.model_validate(data))
+    _name_is_free(session, group.name, row.id)
     write_vip_group(row, group)
     _check(session, row)
     audit.record(session, actor, "vip_group.update", group.name, {"before": before, "after": data})
@@ -56,12 +61,18 @@ def delete_vip_group(session: Session, actor: audit.Actor, group_id: int) -> Non
     audit.record(session, actor, "vip_group.delete", row.name)
 
 
+def _name_is_free(session: Session, name: str, own_id: int | None) -> None:
+    existing = session.scalar(select(VipGroup.id).where(VipGroup.name == name))
+    if existing is not None and existing != own_id:
+        raise ConfigInvalid([{"loc": ["body", "name"], "msg": f"a VIP group named {name!r} exists already", "type": "value_error"}])
+
+
 def _check(session: Session, row: VipGroup) -> None:
     candidate_snapshot(session, focus=("vip_groups", row.name))
 
 
 def get_node(session: Session) -> spec.Node:
-    return spec.Node.model_validate(node_row(session).settings)
+    return spec.Node.model_validate(node_settings(session))
 
 
 def set_node(session: Session, actor: audit.Actor, request: BaseModel) -> spec.Node:
@@ -69,7 +80,7 @@ def set_node(session: Session, actor: audit.Actor, request: BaseModel) -> spec.N
 
 
 def get_firewall(session: Session) -> spec.Firewall:
-    return spec.Firewall.model_validate(firewall_row(session).settings)
+    return spec.Firewall.model_validate(firewall_settings(session))
 
 
 def set_firewall(session: Session, actor: audit.Actor, request: BaseModel) -> spec.Firewall:

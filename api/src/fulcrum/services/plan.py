@@ -210,8 +210,13 @@ def warnings(snapshot: ConfigSnapshot) -> list[str]:
         if not s.enabled:
             continue
         live = [b for b in s.backends if b.enabled and b.weight > 0]
-        if not live and s.sorry_server is None:
-            found.append(f"service {s.name}: no enabled backend with weight > 0 and no sorry server: it serves nothing")
+        if not any(b.enabled for b in s.backends):
+            found.append(f"service {s.name}: no enabled backend, so it is not put into IPVS at all")
+        elif not live and s.sorry_server is None:
+            found.append(f"service {s.name}: every backend is drained (weight 0): it takes no new connections")
+        weight = sum(b.weight for b in s.backends if b.enabled)
+        if live and s.quorum > weight:
+            found.append(f"service {s.name}: quorum {s.quorum} exceeds the enabled weight {weight}; it acts as {weight}")
         if s.address not in vips:
             found.append(
                 f"service {s.name}: {s.address} is in no VIP group, so this appliance does not bring it up; "

@@ -11,17 +11,18 @@ import difflib
 import json
 import threading
 from datetime import datetime, timedelta
-from typing import Protocol
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from fulcrum.apply.result import ApplyOutcome, ApplyResult, ApplyStep, DataplaneStatus
+from fulcrum.apply.client import Applier
+from fulcrum.apply.result import ApplyOutcome, ApplyResult, ApplyStep
 from fulcrum.config.snapshot import ConfigSnapshot
 from fulcrum.errors import ApplyFailed, ApplyRejected, Conflict, NotFound
 from fulcrum.models import Revision, RevisionState
 from fulcrum.models._types import utcnow
 from fulcrum.schemas.revisions import Diff, PendingChanges
+from fulcrum.db import end_read
 from fulcrum.services import audit
 from fulcrum.services.candidate import candidate_snapshot, load_snapshot
 from fulcrum.services.plan import plan
@@ -32,12 +33,6 @@ commit_lock = threading.Lock()
 GOOD_STATES = (RevisionState.APPLIED.value, RevisionState.VALIDATED.value, RevisionState.AWAITING_CONFIRM.value)
 # A failure in these steps means the configuration itself was rejected: nothing is recorded.
 _REJECTED_STEPS = {ApplyStep.RENDER, ApplyStep.VALIDATE_KEEPALIVED, ApplyStep.VALIDATE_NFTABLES}
-
-
-class Applier(Protocol):
-    def apply(self, snapshot: ConfigSnapshot, revision: int) -> ApplyResult: ...
-    def validate(self, snapshot: ConfigSnapshot, revision: int) -> ApplyResult: ...
-    def status(self) -> DataplaneStatus: ...
 
 
 def get_revision(session: Session, number: int) -> Revision:
@@ -111,25 +106,34 @@ def commit(
     applier: Applier,
     message: str,
     confirm_within: int | None,
+    *,
+    snapshot: ConfigSnapshot | None = None,
     rollback_of: int | None = None,
+    supersedes: Revision | None = None,
 ) -> Revision:
-    """Apply the candidate as the next revision. The caller holds `commit_lock`.
+    """Apply the candidate (or `snapshot`) as the next revision. The caller holds `commit_lock`.
 
-    A configuration the validators reject raises ApplyRejected and records nothing. A failure
-    after that (reload, read-back) is recorded as a FAILED revision; the engine has restored the
-    previous configuration.
+    No database transaction is held while the data plane applies (that takes seconds and the
+    event recorder writes meanwhile). A configuration the validators reject raises ApplyRejected
+    and records nothing. A failure after that (reload, read-back) is recorded as a FAILED
+    revision and raised as ApplyFailed; the engine has restored the previous configuration.
+    Applying an explicit `snapshot` (a rollback) also makes it the candidate, once it applied.
     """
-    snapshot = candidate_snapshot(session)
+    explicit = snapshot is not None
+    snapshot = snapshot or candidate_snapshot(session)
     previous = running(session)
+    previous_number = previous.number if previous else None
     if previous is not None and previous.digest == snapshot.digest() and rollback_of is None:
         raise Conflict(f"nothing to commit: the configuration equals revision {previous.number}, which is running")
     waiting = awaiting_confirm(session)
-    if waiting is not None:
+    if waiting is not None and (supersedes is None or waiting.number != supersedes.number):
         raise Conflict(
             f"revision {waiting.number} awaits confirmation until {waiting.confirm_deadline:%H:%M:%S} UTC; "
             "confirm it, or let it roll back, before committing again"
         )
+    superseded = supersedes.number if supersedes else None
     number = (session.scalar(select(func.max(Revision.number))) or 0) + 1
+    end_read(session)
     result = applier.apply(snapshot, number)
     if result.outcome == ApplyOutcome.FAILED and result.failed_step in _REJECTED_STEPS:
         raise ApplyRejected(
@@ -137,6 +141,10 @@ def commit(
             failed_step=result.failed_step.value,
             apply_result=result.model_dump(mode="json"),
         )
+    if superseded is not None:
+        get_revision(session, superseded).state = RevisionState.REVERTED.value
+    if explicit and result.ok:
+        load_snapshot(session, snapshot)
     revision = Revision(
         number=number,
         author=actor.username,
@@ -144,7 +152,7 @@ def commit(
         snapshot=snapshot.canonical_json(),
         digest=snapshot.digest(),
         state=_state_for(result, confirm_within),
-        previous=previous.number if previous else None,
+        previous=previous_number,
         rollback_of=rollback_of,
         confirm_deadline=utcnow() + timedelta(seconds=confirm_within) if confirm_within and result.ok else None,
         apply_result=result.model_dump(mode="json"),
@@ -154,15 +162,16 @@ def commit(
     audit.record(
         session,
         actor,
-        "revision.rollback" if rollback_of is not None else "revision.commit",
+        "revision.rollback" if rollback_of is not None or superseded is not None else "revision.commit",
         f"revision {number}",
         {
             "message": message,
             "outcome": result.outcome.value,
             "failed_step": result.failed_step.value if result.failed_step else None,
             "rollback_of": rollback_of,
+            "reverts": superseded,
             "confirm_within": confirm_within,
-            "previous": revision.previous,
+            "previous": previous_number,
         },
         revision=number,
         success=result.ok,
@@ -206,8 +215,10 @@ def rollback(
         raise Conflict(f"revision {number}'s configuration is already running (revision {current.number})")
     snapshot = snapshot_of(target)
     assert snapshot is not None
-    load_snapshot(session, snapshot)
-    return commit(session, actor, applier, message or f"roll back to revision {number}", confirm_within, rollback_of=number)
+    return commit(
+        session, actor, applier, message or f"roll back to revision {number}", confirm_within,
+        snapshot=snapshot, rollback_of=number,
+    )  # fmt: skip
 
 
 def confirm(session: Session, actor: audit.Actor, number: int) -> Revision:
@@ -229,11 +240,11 @@ def revert_unconfirmed(session: Session, applier: Applier, now: datetime | None 
         return None
     previous = get_revision(session, waiting.previous) if waiting.previous is not None else None
     target = snapshot_of(previous) or ConfigSnapshot()
-    waiting.state = RevisionState.REVERTED.value
-    session.flush()
-    load_snapshot(session, target)
     message = f"automatic rollback: revision {waiting.number} was not confirmed by {waiting.confirm_deadline:%Y-%m-%d %H:%M:%S} UTC"
-    return commit(session, audit.SYSTEM, applier, message, None, rollback_of=waiting.previous)
+    return commit(
+        session, audit.SYSTEM, applier, message, None,
+        snapshot=target, rollback_of=waiting.previous, supersedes=waiting,
+    )  # fmt: skip
 
 
 def reapply_running(session: Session, applier: Applier) -> ApplyResult | None:

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from fulcrum.config import snapshot as spec
-from fulcrum.errors import NotFound
+from fulcrum.errors import ConfigInvalid, NotFound
 from fulcrum.models import Backend, Service
 from fulcrum.services import audit
 from fulcrum.services.candidate import (
@@ -60,9 +60,16 @@ def _with_fwmark(session: Session, data: dict[str, Any], current: int | None) ->
     return data
 
 
+def _name_is_free(session: Session, name: str, own_id: int | None) -> None:
+    existing = session.scalar(select(Service.id).where(Service.name == name))
+    if existing is not None and existing != own_id:
+        raise ConfigInvalid([{"loc": ["body", "name"], "msg": f"a service named {name!r} exists already", "type": "value_error"}])
+
+
 def create_service(session: Session, actor: audit.Actor, request: BaseModel) -> Service:
     data = _with_fwmark(session, request.model_dump(mode="json"), None)
     service = validated(lambda: spec.Service.model_validate(data))
+    _name_is_free(session, service.name, None)
     row = Service()
     write_service(row, service)
     session.add(row)
@@ -82,6 +89,7 @@ def update_service(session: Session, actor: audit.Actor, service_id: int, reques
     data = {**before.model_dump(mode="json"), **request.model_dump(mode="json", exclude_unset=True)}
     data = _with_fwmark(session, data, row.fwmark)
     service = validated(lambda: spec.Service.model_validate(data))
+    _name_is_free(session, service.name, row.id)
     write_service(row, service)
     candidate_snapshot(session, focus=("services", service.name))
     audit.record(
@@ -101,10 +109,13 @@ def delete_service(session: Session, actor: audit.Actor, service_id: int) -> Non
 def add_backend(session: Session, actor: audit.Actor, service_id: int, request: BaseModel) -> Backend:
     service = get_service(session, service_id)
     backend = validated(lambda: spec.Backend.model_validate(request.model_dump(mode="json")))
+    backends = [*service_spec(service).backends, backend]
+    _check_backends(service, backends, index=len(backends) - 1)
     row = Backend()
     write_backend(row, backend)
     service.backends.append(row)
-    _check_service(session, service, index=len(service.backends) - 1)
+    session.flush()
+    candidate_snapshot(session, focus=("services", service.name))
     audit.record(
         session, actor, "backend.create", _backend_target(service, row), {"after": backend.model_dump(mode="json")}
     )
@@ -117,8 +128,13 @@ def update_backend(session: Session, actor: audit.Actor, service_id: int, backen
     before = backend_spec(row).model_dump(mode="json")
     data = {**before, **request.model_dump(mode="json", exclude_unset=True)}
     backend = validated(lambda: spec.Backend.model_validate(data))
+    index = service.backends.index(row)
+    backends = service_spec(service).backends
+    backends[index] = backend
+    _check_backends(service, backends, index)
     write_backend(row, backend)
-    _check_service(session, service, index=service.backends.index(row))
+    session.flush()
+    candidate_snapshot(session, focus=("services", service.name))
     audit.record(session, actor, "backend.update", _backend_target(service, row), _changes(before, data))
     return row
 
@@ -133,11 +149,10 @@ def delete_backend(session: Session, actor: audit.Actor, service_id: int, backen
     audit.record(session, actor, "backend.delete", target, {"before": before})
 
 
-def _check_service(session: Session, service: Service, index: int) -> None:
-    """Re-validate a service after a backend change; errors point at the backend's own fields."""
-    session.flush()
-    validated(lambda: service_spec(service), strip=("backends", index))
-    candidate_snapshot(session, focus=("services", service.name))
+def _check_backends(service: Service, backends: list[spec.Backend], index: int) -> None:
+    """Validate the service with `backends` before any row changes; errors point at backend `index`."""
+    data = {**service_spec(service).model_dump(mode="json"), "backends": [b.model_dump(mode="json") for b in backends]}
+    validated(lambda: spec.Service.model_validate(data), strip=("backends", index))
 
 
 def _backend_target(service: Service, backend: Backend) -> str:

@@ -26,7 +26,8 @@ from fulcrum.db import unit_of_work
 from fulcrum.config.snapshot import ConfigSnapshot, Service
 from fulcrum.models import Event, Revision
 from fulcrum.schemas.telemetry import EventRead, Severity, StatsSnapshot
-from fulcrum.services.revisions import GOOD_STATES, Applier
+from fulcrum.apply.client import Applier
+from fulcrum.services.revisions import GOOD_STATES
 from fulcrum.telemetry.broadcast import Broadcaster, Message
 from fulcrum.telemetry.history import History
 from fulcrum.telemetry.notify import CheckerNotice, FifoReader, VrrpNotice, parse, virtual_server_parts
