@@ -1,0 +1,71 @@
+import { MantineProvider } from '@mantine/core';
+import { ModalsProvider } from '@mantine/modals';
+import { Notifications } from '@mantine/notifications';
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { lazy, Suspense } from 'react';
+import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
+import { setUnauthorizedHandler } from './api/http';
+import { authKeys } from './api/queries/auth';
+import { ApiError } from './api/errors';
+import { AuthGate } from './auth/AuthGate';
+import { Layout } from './components/Layout';
+import { PageLoader } from './components/PageLoader';
+import { theme } from './theme';
+import { OverviewPage } from './pages/OverviewPage';
+
+// Pages other than the overview load on demand: the first paint needs only the overview.
+const ServicesPage = lazy(() => import('./pages/ServicesPage'));
+const ServiceDetailPage = lazy(() => import('./pages/ServiceDetailPage'));
+const ServiceFormPage = lazy(() => import('./pages/ServiceFormPage'));
+const SchedulerGuidePage = lazy(() => import('./pages/SchedulerGuidePage'));
+const HaPage = lazy(() => import('./pages/HaPage'));
+const RevisionsPage = lazy(() => import('./pages/RevisionsPage'));
+const EventsPage = lazy(() => import('./pages/EventsPage'));
+const UsersPage = lazy(() => import('./pages/UsersPage'));
+const TokensPage = lazy(() => import('./pages/TokensPage'));
+
+const queryClient = new QueryClient({
+  defaultOptions: {
+    queries: {
+      staleTime: 5_000,
+      // An auth or permission error will not go away by asking again.
+      retry: (count, error) => !(error instanceof ApiError && error.status >= 400 && error.status < 500) && count < 2,
+    },
+  },
+});
+
+setUnauthorizedHandler(() => queryClient.setQueryData(authKeys.me, null));
+
+export function App() {
+  return (
+    <MantineProvider theme={theme} defaultColorScheme="auto">
+      <Notifications position="top-right" />
+      <QueryClientProvider client={queryClient}>
+        <ModalsProvider>
+        <BrowserRouter>
+          <AuthGate>
+            <Layout>
+              <Suspense fallback={<PageLoader />}>
+                <Routes>
+                  <Route path="/" element={<OverviewPage />} />
+                  <Route path="/services" element={<ServicesPage />} />
+                  <Route path="/services/new" element={<ServiceFormPage />} />
+                  <Route path="/services/:id" element={<ServiceDetailPage />} />
+                  <Route path="/services/:id/edit" element={<ServiceFormPage />} />
+                  <Route path="/guide" element={<SchedulerGuidePage />} />
+                  <Route path="/ha" element={<HaPage />} />
+                  <Route path="/revisions" element={<RevisionsPage />} />
+                  <Route path="/events" element={<EventsPage />} />
+                  <Route path="/users" element={<UsersPage />} />
+                  <Route path="/tokens" element={<TokensPage />} />
+                  <Route path="*" element={<Navigate to="/" replace />} />
+                </Routes>
+              </Suspense>
+            </Layout>
+          </AuthGate>
+        </BrowserRouter>
+        </ModalsProvider>
+      </QueryClientProvider>
+    </MantineProvider>
+  );
+}

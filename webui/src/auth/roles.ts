@@ -1,0 +1,17 @@
+import type { Role } from '../client/types.gen';
+
+/** What each role may do, as the API enforces it (api/src/fulcrum/deps.py). */
+const RANK: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 };
+
+export type Permission = 'editServices' | 'commit' | 'manageUsers' | 'editHa';
+
+const NEEDS: Record<Permission, Role> = {
+  editServices: 'operator',
+  commit: 'operator',
+  manageUsers: 'admin',
+  editHa: 'admin',
+};
+
+export function can(role: Role | undefined, permission: Permission): boolean {
+  return role !== undefined && RANK[role] >= RANK[NEEDS[permission]];
+}

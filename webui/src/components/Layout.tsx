@@ -1,0 +1,148 @@
+import { ActionIcon, AppShell, Badge, Burger, Group, Menu, NavLink, Text, Tooltip, useMantineColorScheme, useComputedColorScheme } from '@mantine/core';
+import { useDisclosure } from '@mantine/hooks';
+import {
+  IconActivity,
+  IconBook,
+  IconGauge,
+  IconHistory,
+  IconKey,
+  IconListDetails,
+  IconLogout,
+  IconMoon,
+  IconServer2,
+  IconSun,
+  IconTopologyStar3,
+  IconUsers,
+} from '@tabler/icons-react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import type { ReactNode } from 'react';
+import { NavLink as RouterLink, useLocation } from 'react-router';
+import { logoutMutation } from '../api/queries/auth';
+import { statusQuery } from '../api/queries/status';
+import { StreamProvider, useStream } from '../api/stream';
+import { useCan, useCurrentUser } from '../auth/useCurrentUser';
+import { ConfirmBanner } from './ConfirmBanner';
+import { PendingChangesBar } from './PendingChangesBar';
+
+const NAV = [
+  { to: '/', label: 'Overview', icon: IconGauge },
+  { to: '/services', label: 'Services', icon: IconServer2 },
+  { to: '/ha', label: 'High availability', icon: IconTopologyStar3 },
+  { to: '/revisions', label: 'Revisions', icon: IconHistory },
+  { to: '/events', label: 'Events & audit', icon: IconListDetails },
+  { to: '/guide', label: 'Scheduling guide', icon: IconBook },
+];
+
+export function Layout({ children }: { children: ReactNode }) {
+  const [opened, { toggle, close }] = useDisclosure();
+  const location = useLocation();
+  const isAdmin = useCan('manageUsers');
+  const items = isAdmin ? [...NAV, { to: '/users', label: 'Users', icon: IconUsers }] : NAV;
+  return (
+    <StreamProvider>
+      <AppShell
+        header={{ height: 52 }}
+        navbar={{ width: 220, breakpoint: 'sm', collapsed: { mobile: !opened } }}
+        footer={{ height: 0 }}
+        padding="md"
+      >
+        <AppShell.Header>
+          <Header opened={opened} toggle={toggle} />
+        </AppShell.Header>
+        <AppShell.Navbar p="xs" aria-label="Main navigation">
+          {items.map(({ to, label, icon: Icon }) => (
+            <NavLink
+              key={to}
+              component={RouterLink}
+              to={to}
+              label={label}
+              leftSection={<Icon size={18} />}
+              active={to === '/' ? location.pathname === '/' : location.pathname.startsWith(to)}
+              onClick={close}
+            />
+          ))}
+        </AppShell.Navbar>
+        <AppShell.Main pb={80}>
+          <ConfirmBanner />
+          {children}
+        </AppShell.Main>
+        <PendingChangesBar />
+      </AppShell>
+    </StreamProvider>
+  );
+}
+
+function Header({ opened, toggle }: { opened: boolean; toggle: () => void }) {
+  const status = useQuery(statusQuery());
+  return (
+    <Group h="100%" px="md" justify="space-between" wrap="nowrap">
+      <Group gap="sm" wrap="nowrap">
+        <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label="Toggle navigation" />
+        <Text fw={700} size="lg">
+          Fulcrum
+        </Text>
+        {status.data && (
+          <Text size="sm" c="dimmed" visibleFrom="xs" truncate>
+            {status.data.node} · v{status.data.version}
+          </Text>
+        )}
+      </Group>
+      <Group gap="xs" wrap="nowrap">
+        <LiveIndicator />
+        <ThemeToggle />
+        <UserMenu />
+      </Group>
+    </Group>
+  );
+}
+
+function LiveIndicator() {
+  const { state } = useStream();
+  const label = { live: 'Live', connecting: 'Connecting', lost: 'Reconnecting' }[state];
+  return (
+    <Tooltip label={state === 'live' ? 'Receiving live statistics every second' : 'The live stream is interrupted; charts show a gap'}>
+      <Badge variant="dot" color={state === 'live' ? 'green' : state === 'connecting' ? 'gray' : 'red'} leftSection={<IconActivity size={12} />} aria-label={label}>
+        <Text span inherit visibleFrom="sm">
+          {label}
+        </Text>
+      </Badge>
+    </Tooltip>
+  );
+}
+
+function ThemeToggle() {
+  const { setColorScheme } = useMantineColorScheme();
+  const computed = useComputedColorScheme('light');
+  const next = computed === 'dark' ? 'light' : 'dark';
+  return (
+    <ActionIcon variant="default" size="lg" onClick={() => setColorScheme(next)} aria-label={`Switch to ${next} theme`}>
+      {computed === 'dark' ? <IconSun size={18} /> : <IconMoon size={18} />}
+    </ActionIcon>
+  );
+}
+
+function UserMenu() {
+  const user = useCurrentUser();
+  const queryClient = useQueryClient();
+  const logout = useMutation(logoutMutation(queryClient));
+  return (
+    <Menu position="bottom-end" withinPortal>
+      <Menu.Target>
+        <Badge component="button" variant="light" size="lg" style={{ cursor: 'pointer', textTransform: 'none' }} aria-label="Account menu">
+          {user.username}
+          <Text span inherit visibleFrom="sm">
+            {' '}· {user.role}
+          </Text>
+        </Badge>
+      </Menu.Target>
+      <Menu.Dropdown>
+        <Menu.Item component={RouterLink} to="/tokens" leftSection={<IconKey size={16} />}>
+          My API tokens
+        </Menu.Item>
+        <Menu.Item leftSection={<IconLogout size={16} />} onClick={() => logout.mutate()}>
+          Sign out
+        </Menu.Item>
+      </Menu.Dropdown>
+    </Menu>
+  );
+}

@@ -1,0 +1,293 @@
+import { ActionIcon, Alert, Badge, Button, Card, Checkbox, Group, Modal, NumberInput, SimpleGrid, Stack, Table, Text, TextInput, Timeline, Title } from '@mantine/core';
+import { useForm } from '@mantine/form';
+import { modals } from '@mantine/modals';
+import { IconPlus, IconTrash } from '@tabler/icons-react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { createVipGroupMutation, deleteVipGroupMutation, nodeQuery, putNodeMutation, vipGroupsQuery } from '../api/queries/ha';
+import { statusQuery } from '../api/queries/status';
+import { eventsQuery } from '../api/queries/telemetry';
+import { useCan } from '../auth/useCurrentUser';
+import type { Node } from '../client/types.gen';
+import { useServerErrors } from '../components/useServerErrors';
+import { dateTime } from '../lib/format';
+import { INTERFACE_PATTERN, NAME_PATTERN, ipVersion } from '../lib/validation';
+
+/**
+ * The pair of nodes. The API does not report VRRP roles or the peer's state yet (that comes
+ * with the HA endpoints); until then this page shows this node, the configured peer, the VIP
+ * groups and the VRRP transitions recorded as events, and says plainly what is unknown.
+ */
+export default function HaPage() {
+  return (
+    <Stack>
+      <Title order={2}>High availability</Title>
+      <SimpleGrid cols={{ base: 1, md: 2 }}>
+        <NodesCard />
+        <TransitionsCard />
+      </SimpleGrid>
+      <VipGroupsCard />
+      <NodeSettingsCard />
+    </Stack>
+  );
+}
+
+function NodesCard() {
+  const status = useQuery(statusQuery());
+  const node = useQuery(nodeQuery());
+  const peer = node.data?.peer_address;
+  return (
+    <Card withBorder>
+      <Title order={4} mb="sm">
+        Nodes
+      </Title>
+      <Stack gap="sm">
+        <Group justify="space-between">
+          <div>
+            <Text fw={600}>{status.data?.node ?? '…'} (this node)</Text>
+            <Text size="xs" c="dimmed">
+              priority {node.data?.priority ?? '…'} · VRRP on {node.data?.vrrp_interface ?? '…'}
+            </Text>
+          </div>
+          <Badge color="gray" variant="outline">role not reported</Badge>
+        </Group>
+        <Group justify="space-between">
+          <div>
+            <Text fw={600}>{peer ? `Peer ${peer}` : node.data?.multicast ? 'Peer (multicast)' : 'No peer'}</Text>
+            <Text size="xs" c="dimmed">
+              {peer || node.data?.multicast ? 'Its role and sync state are not reported by the API yet.' : 'This node runs alone: no failover.'}
+            </Text>
+          </div>
+          {(peer || node.data?.multicast) && <Badge color="gray" variant="outline">unknown</Badge>}
+        </Group>
+        <Text size="xs" c="dimmed">
+          Connection sync: {node.data?.sync_interface ? `on ${node.data.sync_interface}` : 'off'}
+        </Text>
+      </Stack>
+    </Card>
+  );
+}
+
+function TransitionsCard() {
+  const events = useQuery(eventsQuery({ kind: 'vrrp_state', limit: 20 }));
+  const list = events.data?.data ?? [];
+  return (
+    <Card withBorder>
+      <Title order={4} mb="sm">
+        Role changes
+      </Title>
+      {list.length ? (
+        <Timeline bulletSize={14} lineWidth={2}>
+          {list.map((e) => (
+            <Timeline.Item key={e.id} color={e.severity === 'info' ? 'blue' : 'red'} title={e.message}>
+              <Text size="xs" c="dimmed">
+                {dateTime(e.at)}
+              </Text>
+            </Timeline.Item>
+          ))}
+        </Timeline>
+      ) : (
+        <Text size="sm" c="dimmed">
+          No VRRP transitions recorded.
+        </Text>
+      )}
+    </Card>
+  );
+}
+
+function VipGroupsCard() {
+  const groups = useQuery(vipGroupsQuery());
+  const canEdit = useCan('editHa');
+  const queryClient = useQueryClient();
+  const remove = useMutation(deleteVipGroupMutation(queryClient));
+  const [adding, setAdding] = useState(false);
+  return (
+    <Card withBorder padding={0}>
+      <Group justify="space-between" p="sm">
+        <div>
+          <Title order={4}>VIP groups</Title>
+          <Text size="xs" c="dimmed">
+            Virtual addresses that move between the nodes together (one VRRP instance each).
+          </Text>
+        </div>
+        {canEdit && (
+          <Button size="xs" variant="light" leftSection={<IconPlus size={14} />} onClick={() => setAdding(true)}>
+            Add VIP group
+          </Button>
+        )}
+      </Group>
+      <Table.ScrollContainer minWidth={560}>
+        <Table verticalSpacing="xs">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Name</Table.Th>
+              <Table.Th>VRID</Table.Th>
+              <Table.Th>Addresses</Table.Th>
+              <Table.Th>Advert interval</Table.Th>
+              <Table.Th>Preempt</Table.Th>
+              {canEdit && <Table.Th aria-label="Actions" />}
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {groups.data?.data.map((g) => (
+              <Table.Tr key={g.id}>
+                <Table.Td fw={500}>{g.name}</Table.Td>
+                <Table.Td className="num">{g.virtual_router_id}</Table.Td>
+                <Table.Td className="mono">{g.addresses.join(', ')}</Table.Td>
+                <Table.Td className="num">{g.advert_interval ?? 0.1} s</Table.Td>
+                <Table.Td>{g.preempt ? 'yes' : 'no'}</Table.Td>
+                {canEdit && (
+                  <Table.Td>
+                    <ActionIcon
+                      variant="subtle"
+                      color="red"
+                      aria-label={`Delete VIP group ${g.name}`}
+                      onClick={() =>
+                        modals.openConfirmModal({
+                          title: `Delete VIP group ${g.name}?`,
+                          children: <Text size="sm">Its addresses stop moving between the nodes once applied.</Text>,
+                          labels: { confirm: 'Delete', cancel: 'Cancel' },
+                          confirmProps: { color: 'red' },
+                          onConfirm: () => remove.mutate(g.id),
+                        })
+                      }
+                    >
+                      <IconTrash size={16} />
+                    </ActionIcon>
+                  </Table.Td>
+                )}
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      </Table.ScrollContainer>
+      {groups.data?.count === 0 && (
+        <Text c="dimmed" ta="center" p="md">
+          No VIP groups: service addresses do not fail over.
+        </Text>
+      )}
+      {adding && <VipGroupModal onClose={() => setAdding(false)} />}
+    </Card>
+  );
+}
+
+function VipGroupModal({ onClose }: { onClose: () => void }) {
+  const queryClient = useQueryClient();
+  const create = useMutation(createVipGroupMutation(queryClient));
+  const form = useForm({
+    initialValues: { name: '', virtual_router_id: 51 as number | string, addresses: '', advert_interval: 0.1 as number | string, preempt: false },
+    validate: {
+      name: (v) => (NAME_PATTERN.test(v) ? null : 'Letters, digits, ".", "_", "-"'),
+      virtual_router_id: (v) => (Number.isInteger(Number(v)) && Number(v) >= 1 && Number(v) <= 255 ? null : '1 to 255, unique on this network'),
+      addresses: (v) => {
+        const list = v.split(/[\s,]+/).filter(Boolean);
+        if (!list.length) return 'At least one address with its prefix, e.g. 192.0.2.10/24';
+        const bad = list.find((a) => !/^[^/]+\/\d{1,3}$/.test(a) || !ipVersion(a.split('/')[0]));
+        return bad ? `"${bad}" is not an address with a prefix length (192.0.2.10/24)` : null;
+      },
+    },
+  });
+  const formError = useServerErrors(form, create.error, (path) => path.replace(/^addresses\.\d+$/, 'addresses'));
+  return (
+    <Modal opened onClose={onClose} title="Add a VIP group">
+      <form
+        onSubmit={form.onSubmit((v) =>
+          create.mutate(
+            { name: v.name, virtual_router_id: Number(v.virtual_router_id), addresses: v.addresses.split(/[\s,]+/).filter(Boolean), advert_interval: Number(v.advert_interval), preempt: v.preempt },
+            { onSuccess: onClose },
+          ),
+        )}
+        noValidate
+      >
+        <Stack>
+          <TextInput label="Name" required {...form.getInputProps('name')} />
+          <NumberInput label="Virtual router ID" min={1} max={255} {...form.getInputProps('virtual_router_id')} />
+          <TextInput label="Addresses" description="With prefix length, comma-separated: 192.0.2.10/24" {...form.getInputProps('addresses')} />
+          <NumberInput label="Advert interval (s)" min={0.01} max={40.95} step={0.05} decimalScale={2} {...form.getInputProps('advert_interval')} />
+          <Checkbox label="Preempt: take the addresses back when this node returns" {...form.getInputProps('preempt', { type: 'checkbox' })} />
+          {formError && <Alert color="red">{formError}</Alert>}
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>Cancel</Button>
+            <Button type="submit" loading={create.isPending}>Add</Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
+
+function NodeSettingsCard() {
+  const node = useQuery(nodeQuery());
+  if (!node.data) return null;
+  return <NodeSettingsForm node={node.data} />;
+}
+
+function NodeSettingsForm({ node }: { node: Node }) {
+  const canEdit = useCan('editHa');
+  const queryClient = useQueryClient();
+  const save = useMutation(putNodeMutation(queryClient));
+  const form = useForm({
+    initialValues: {
+      name: node.name ?? 'fulcrum',
+      vrrp_interface: node.vrrp_interface ?? 'eth0',
+      priority: (node.priority ?? 100) as number | string,
+      unicast_source: node.unicast_source ?? '',
+      peer_address: node.peer_address ?? '',
+      multicast: node.multicast ?? false,
+      sync_interface: node.sync_interface ?? '',
+    },
+    validate: {
+      name: (v) => (NAME_PATTERN.test(v) ? null : 'Letters, digits, ".", "_", "-"'),
+      vrrp_interface: (v) => (INTERFACE_PATTERN.test(v) ? null : 'An interface name such as eth0'),
+      priority: (v) => (Number(v) >= 1 && Number(v) <= 254 ? null : '1 to 254; the higher one is active'),
+      unicast_source: (v) => (v && !ipVersion(v) ? 'An IP address' : null),
+      peer_address: (v) => (v && !ipVersion(v) ? 'An IP address' : null),
+      sync_interface: (v) => (v && !INTERFACE_PATTERN.test(v) ? 'An interface name' : null),
+    },
+  });
+  const formError = useServerErrors(form, save.error);
+  return (
+    <Card withBorder>
+      <Title order={4}>This node’s settings</Title>
+      <Text size="xs" c="dimmed" mb="sm">
+        Never copied to the peer. {canEdit ? 'Saving adds a pending change.' : 'Only an administrator can change them.'}
+      </Text>
+      <form
+        onSubmit={form.onSubmit((v) =>
+          save.mutate({
+            name: v.name,
+            vrrp_interface: v.vrrp_interface,
+            priority: Number(v.priority),
+            unicast_source: v.unicast_source || null,
+            peer_address: v.peer_address || null,
+            multicast: v.multicast,
+            sync_interface: v.sync_interface || null,
+          }),
+        )}
+        noValidate
+      >
+        <fieldset disabled={!canEdit} style={{ border: 0, padding: 0, margin: 0 }}>
+          <Stack>
+            <SimpleGrid cols={{ base: 1, sm: 3 }}>
+              <TextInput label="Node name" {...form.getInputProps('name')} />
+              <TextInput label="VRRP interface" {...form.getInputProps('vrrp_interface')} />
+              <NumberInput label="Priority" min={1} max={254} {...form.getInputProps('priority')} />
+              <TextInput label="Peer address" description="Empty: no peer (or multicast)" {...form.getInputProps('peer_address')} />
+              <TextInput label="Unicast source" description="Empty: the interface address" {...form.getInputProps('unicast_source')} />
+              <TextInput label="Connection sync interface" description="Empty: off" {...form.getInputProps('sync_interface')} />
+            </SimpleGrid>
+            <Checkbox label="Find the peer by multicast instead" {...form.getInputProps('multicast', { type: 'checkbox' })} />
+            {formError && <Alert color="red">{formError}</Alert>}
+            {canEdit && (
+              <Group justify="flex-end">
+                <Button type="submit" loading={save.isPending} disabled={!form.isDirty()}>
+                  Save node settings
+                </Button>
+              </Group>
+            )}
+          </Stack>
+        </fieldset>
+      </form>
+    </Card>
+  );
+}

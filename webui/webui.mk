@@ -1,0 +1,38 @@
+# Web UI targets; included from the top-level Makefile (paths relative to the repo root).
+WEBUI := webui
+WEBUI_PY := $(CURDIR)/.venv/bin/python
+# The OpenAPI schema dumped from the API package: no server needed, deterministic.
+WEBUI_DUMP_SCHEMA = $(WEBUI_PY) -c "import json; from fulcrum.main import create_app; print(json.dumps(create_app().openapi(), indent=2, sort_keys=True))"
+
+.PHONY: webui-setup webui-client webui-client-check webui-typecheck webui-build webui-test webui-e2e webui-all
+
+webui-setup:
+	cd $(WEBUI) && npm ci --no-audit --no-fund
+
+webui-client:
+	$(WEBUI_DUMP_SCHEMA) > $(WEBUI)/openapi/openapi.json
+	cd $(WEBUI) && npx openapi-ts
+
+# CI drift check: the committed schema and client must equal a fresh generation.
+webui-client-check:
+	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && \
+	$(WEBUI_DUMP_SCHEMA) > $$tmp/openapi.json && \
+	(cd $(WEBUI) && FULCRUM_OPENAPI=$$tmp/openapi.json FULCRUM_CLIENT_OUT=$$tmp/client npx openapi-ts >/dev/null) && \
+	diff -u $(WEBUI)/openapi/openapi.json $$tmp/openapi.json && diff -ru $(WEBUI)/src/client $$tmp/client && \
+	echo "webui client is up to date" || { echo "webui client is stale: run 'make webui-client'"; exit 1; }
+
+webui-typecheck:
+	cd $(WEBUI) && npx tsc -b
+
+webui-build: webui-typecheck
+	cd $(WEBUI) && npx vite build
+
+webui-test:
+	cd $(WEBUI) && npx vitest run
+
+# Needs Debian's chromium (apt-get install -y chromium) and the built UI; starts the real API
+# with a throw-away database on port 8124 (FULCRUM_E2E_PORT).
+webui-e2e: webui-build
+	cd $(WEBUI) && npx playwright test
+
+webui-all: webui-client-check webui-test webui-e2e
