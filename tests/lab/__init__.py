@@ -1,0 +1,24 @@
+"""Fulcrum's kernel test lab: namespaces, veths and bridges inside the test VM.
+
+Modelled on the kernel selftests' lib/py (cmd, bkg, defer, wait) and FRR's topotests
+(build a topology, then drive daemons and traffic in it). Submodules:
+
+    lab.topo        build(mode, ...) -> Lab: clients, load balancers, backends
+    lab.netns       NetNS, sockets and /proc/net inside a namespace
+    lab.cmd         cmd() and background processes
+    lab.defer       cleanup scopes: everything created is undone when its scope ends
+    lab.wait        wait_until(): poll with a deadline
+    lab.servers     the backend servers (python -m lab.servers ...)
+    lab.backends    handles to start/stop/reconfigure those servers
+    lab.client      HTTP/TCP/UDP client traffic from a namespace
+    lab.ipvs        read and wait on a namespace's IPVS table
+    lab.keepalived  run keepalived in a namespace
+"""
+
+from lab.cmd import CmdError, bkg, cmd
+from lab.defer import defer, scope
+from lab.netns import NetNS
+from lab.topo import VIP, Lab, build
+from lab.wait import WaitTimeout, wait_until
+
+__all__ = ["VIP", "CmdError", "Lab", "NetNS", "WaitTimeout", "bkg", "build", "cmd", "defer", "scope", "wait_until"]

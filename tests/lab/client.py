@@ -1,0 +1,115 @@
+"""Client traffic from a lab namespace: HTTP requests, long-lived TCP connections, UDP requests.
+
+Sockets are created inside the client's namespace (lab.netns.socket) and used from the test
+itself, one new connection per request, optionally from a chosen source address.
+"""
+
+from __future__ import annotations
+
+import http.client
+import socket
+from collections import Counter
+from dataclasses import dataclass, field
+
+from lab import netns
+from lab.defer import defer
+
+
+@dataclass
+class Tally:
+    """What a batch of requests got: answers (2xx) per backend name, and everything else."""
+
+    counts: Counter = field(default_factory=Counter)
+    failures: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    backend: str  # the body, i.e. the answering backend's name
+    headers: dict[str, str]
+
+
+def _family(address: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in address else socket.AF_INET
+
+
+def connect_tcp(ns, address: str, port: int, *, source: str | None = None, timeout: float = 5) -> socket.socket:
+    """A TCP connection from namespace `ns` (from address `source` if given)."""
+    sock = netns.socket(ns, _family(address), socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout)
+        if source:
+            sock.bind((source, 0))
+        sock.connect((address, port))
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+class _NamespacedConnection(http.client.HTTPConnection):
+    def __init__(self, ns, address: str, port: int, source: str | None, timeout: float):
+        super().__init__(address, port, timeout=timeout)
+        self._ns = ns
+        self._source = source
+
+    def connect(self) -> None:
+        self.sock = connect_tcp(self._ns, self.host, self.port, source=self._source, timeout=self.timeout)
+
+
+def http_get(ns, address: str, port: int = 80, path: str = "/", *, source: str | None = None, timeout: float = 5) -> Response:
+    """One GET on a new connection, which the client closes (see lab.servers on why)."""
+    conn = _NamespacedConnection(ns, address, port, source, timeout)
+    try:
+        conn.request("GET", path)
+        reply = conn.getresponse()
+        body = reply.read().decode().strip()
+        return Response(reply.status, body, dict(reply.getheaders()))
+    finally:
+        conn.close()
+
+
+def http_requests(
+    ns, address: str, port: int = 80, count: int = 10, *, path: str = "/", source: str | None = None, timeout: float = 5
+) -> Tally:
+    """`count` sequential GETs, each on a new connection; never raises for a failed request."""
+    tally = Tally()
+    for i in range(count):
+        try:
+            reply = http_get(ns, address, port, path, source=source, timeout=timeout)
+        except (OSError, http.client.HTTPException) as exc:  # refused, reset, timed out, garbled
+            tally.failures.append(f"request {i}: {type(exc).__name__}: {exc}")
+            continue
+        if 200 <= reply.status < 300:
+            tally.counts[reply.backend] += 1
+        else:
+            tally.failures.append(f"request {i}: {reply.backend or '?'} answered {reply.status}")
+    return tally
+
+
+def hold_tcp(ns, address: str, port: int, *, source: str | None = None, timeout: float = 5) -> socket.socket:
+    """An open TCP connection (an active connection for IPVS), closed when the cleanup scope ends."""
+    sock = connect_tcp(ns, address, port, source=source, timeout=timeout)
+    defer(sock.close)
+    return sock
+
+
+def tcp_echo(ns, address: str, port: int, payload: bytes = b"ping", *, source: str | None = None, timeout: float = 5) -> bytes:
+    """Send payload on a new connection and return what comes back (as much as was sent)."""
+    with connect_tcp(ns, address, port, source=source, timeout=timeout) as sock:
+        sock.sendall(payload)
+        received = b""
+        while len(received) < len(payload) and (chunk := sock.recv(65536)):
+            received += chunk
+        return received
+
+
+def udp_request(ns, address: str, port: int, payload: bytes = b"ping", *, source: str | None = None, timeout: float = 5) -> str:
+    """One datagram from a new socket (so a new source port: IPVS schedules it afresh); the answer."""
+    with netns.socket(ns, _family(address), socket.SOCK_DGRAM) as sock:
+        sock.settimeout(timeout)
+        sock.bind((source or "", 0))
+        sock.sendto(payload, (address, port))
+        data, _ = sock.recvfrom(65536)
+        return data.decode()

@@ -1,0 +1,139 @@
+"""Backend servers, run inside a lab namespace: forked by lab.backends, or by hand with
+python -m lab.servers {http,tcp-echo,udp-echo} ... (PYTHONPATH=tests).
+
+http      answers every GET/HEAD with its --name as the body (and an X-Backend header), so
+          clients can count which backend served them. Its behaviour (status, delay before
+          answering, hold: do not answer until released) comes from the JSON --control file,
+          re-read on every request, so a test can change it while the server runs.
+tcp-echo  echoes bytes until the client closes.
+udp-echo  answers every datagram with its --name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import socketserver
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+DEFAULT_BEHAVIOUR = {"status": 200, "delay": 0.0, "hold": False}
+
+
+def _family(bind: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in bind else socket.AF_INET
+
+
+class _HttpServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, bind: str, port: int, name: str, control: Path | None):
+        self.address_family = _family(bind)
+        self.name = name
+        self.control = control
+        super().__init__((bind, port), _HttpHandler)
+
+    def behaviour(self) -> dict:
+        if self.control is None or not self.control.exists():
+            return DEFAULT_BEHAVIOUR
+        return {**DEFAULT_BEHAVIOUR, **json.loads(self.control.read_text())}
+
+
+class _HttpHandler(BaseHTTPRequestHandler):
+    # Keep-alive: the client closes first, so its port stays in TIME_WAIT and is not reused
+    # for the next connection, which IPVS would then map to the same (old) connection.
+    protocol_version = "HTTP/1.1"
+    server: _HttpServer
+
+    def do_GET(self) -> None:
+        self._answer(with_body=True)
+
+    def do_HEAD(self) -> None:
+        self._answer(with_body=False)
+
+    def _answer(self, with_body: bool) -> None:
+        behaviour = self.server.behaviour()
+        time.sleep(float(behaviour["delay"]))
+        while behaviour["hold"]:
+            time.sleep(0.05)
+            behaviour = self.server.behaviour()
+        body = f"{self.server.name}\n".encode()
+        self.send_response(int(behaviour["status"]))
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("X-Backend", self.server.name)
+        self.end_headers()
+        if with_body:
+            self.wfile.write(body)
+
+    def log_message(self, format: str, *args) -> None:
+        sys.stderr.write(f"{self.client_address[0]}:{self.client_address[1]} {format % args}\n")
+
+
+class _TcpEchoServer(socketserver.ThreadingTCPServer):
+    allow_reuse_address = True  # restartable on the same port despite TIME_WAIT connections
+    daemon_threads = True
+
+    def __init__(self, bind: str, port: int):
+        self.address_family = _family(bind)
+        super().__init__((bind, port), _TcpEchoHandler)
+
+
+class _TcpEchoHandler(socketserver.BaseRequestHandler):
+    def handle(self) -> None:
+        while data := self.request.recv(65536):
+            self.request.sendall(data)
+
+
+class _UdpNameServer(socketserver.UDPServer):
+    def __init__(self, bind: str, port: int, name: str):
+        self.address_family = _family(bind)
+        self.name = name
+        super().__init__((bind, port), _UdpNameHandler)
+
+
+class _UdpNameHandler(socketserver.BaseRequestHandler):
+    server: _UdpNameServer
+
+    def handle(self) -> None:
+        _, sock = self.request
+        sock.sendto(self.server.name.encode(), self.client_address)
+
+
+def make_server(kind: str, *, port: int, bind: str = "0.0.0.0", name: str = "", control: Path | None = None):
+    """A bound, listening server of `kind` (http, tcp-echo, udp-echo); call serve_forever()."""
+    if kind == "http":
+        return _HttpServer(bind, port, name, control)
+    if kind == "tcp-echo":
+        return _TcpEchoServer(bind, port)
+    if kind == "udp-echo":
+        return _UdpNameServer(bind, port, name)
+    raise ValueError(f"unknown server kind {kind!r}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m lab.servers")
+    kinds = parser.add_subparsers(dest="kind", required=True)
+    http = kinds.add_parser("http")
+    http.add_argument("--name", required=True)
+    http.add_argument("--port", type=int, default=80)
+    http.add_argument("--control", type=Path, help="JSON file: status, delay (s), hold (bool)")
+    echo = kinds.add_parser("tcp-echo")
+    echo.add_argument("--port", type=int, default=7)
+    udp = kinds.add_parser("udp-echo")
+    udp.add_argument("--name", required=True)
+    udp.add_argument("--port", type=int, default=53)
+    for sub in (http, echo, udp):
+        # 0.0.0.0 also covers a VIP on lo or tunl0 (DR, TUN backends).
+        sub.add_argument("--bind", default="0.0.0.0")
+    args = vars(parser.parse_args(argv))
+    server = make_server(args.pop("kind"), **args)
+    print(f"listening on {args['bind']} port {args['port']}", file=sys.stderr, flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
