@@ -14,10 +14,10 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from fulcrum.config.snapshot import Backend, ConfigSnapshot, HealthCheck, Node, Service, VipGroup
 from fulcrum.config.types import CheckType, FailureAction, Forwarding, IPAddress, TunnelType
+from fulcrum.render.jinja import template
 
 # An absolute path of plain components: nothing keepalived could read as syntax.
 _PATH = re.compile(r"(?:/[A-Za-z0-9_.-]+)+")
@@ -35,14 +35,7 @@ _CHECKERS = {
     CheckType.PING: "PING_CHECK",
 }
 
-_TEMPLATE = Environment(
-    loader=PackageLoader("fulcrum.render", "templates"),
-    autoescape=False,
-    undefined=StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    keep_trailing_newline=True,
-).get_template("keepalived.conf.j2")
+_TEMPLATE = template("keepalived.conf.j2")
 
 
 @dataclass(frozen=True)

@@ -15,20 +15,13 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from fulcrum.config.snapshot import ConfigSnapshot, Firewall, Service
 from fulcrum.config.types import Protocol
 from fulcrum.render.keepalived import balanced_services
+from fulcrum.render.jinja import template
 
-_TEMPLATE = Environment(
-    loader=PackageLoader("fulcrum.render", "templates"),
-    autoescape=False,
-    undefined=StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    keep_trailing_newline=True,
-).get_template("nftables.nft.j2")
+_TEMPLATE = template("nftables.nft.j2")
 
 _FAMILY = {4: "ip", 6: "ip6"}
 
