@@ -14,7 +14,6 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
-
 from fulcrum.config.snapshot import Backend, ConfigSnapshot, HealthCheck, Node, Service, VipGroup
 from fulcrum.config.types import CheckType, FailureAction, Forwarding, IPAddress, TunnelType
 from fulcrum.render.jinja import template

@@ -15,7 +15,6 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable
 
-
 from fulcrum.config.snapshot import ConfigSnapshot, Firewall, Service
 from fulcrum.config.types import Protocol
 from fulcrum.render.keepalived import balanced_services
