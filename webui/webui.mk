@@ -6,8 +6,11 @@ WEBUI_DUMP_SCHEMA = $(WEBUI_PY) -c "import json; from fulcrum.main import create
 
 .PHONY: webui-setup webui-client webui-client-check webui-typecheck webui-build webui-test webui-e2e webui-all
 
+# Not `npm ci`: the registry these machines reach lacks other platforms' optional packages (e.g.
+# @rollup/rollup-darwin-x64 answers 404), so the lock can never list them and `npm ci` refuses it.
+# `npm install --no-save` installs the lock's pinned versions and leaves the lock untouched.
 webui-setup:
-	cd $(WEBUI) && npm ci --no-audit --no-fund
+	cd $(WEBUI) && npm install --no-save --no-audit --no-fund
 
 webui-client:
 	$(WEBUI_DUMP_SCHEMA) > $(WEBUI)/openapi/openapi.json
