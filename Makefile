@@ -6,6 +6,8 @@ PYTEST := $(PYTHON) -m pytest -p no:cacheprovider
 .PHONY: help setup test test-host test-kernel test-webui demo
 
 include webui/webui.mk
+include image/image.mk
+include buildroot/buildroot.mk
 
 help:
 	@echo "make demo         run the API on http://127.0.0.1:8000 with a local state directory"
@@ -13,6 +15,10 @@ help:
 	@echo "make test-host    unit, renderer, apply-engine and API tests on this host"
 	@echo "make test-kernel  kernel tests: boots Debian's kernel with virtme-ng, real IPVS inside"
 	@echo "make test-webui   dashboard: client drift check, Vitest, Playwright in Chromium against the real API"
+	@echo "make test-image   build the appliance VM image from Debian packages and boot-test it in qemu"
+	@echo "make vm-image     build image/out/fulcrum.qcow2; make vm boots it (dashboard on https://127.0.0.1:8443)"
+	@echo "make image        the Buildroot release build (needs upstream network access)"
+	@echo "make buildroot-check BUILDROOT_SRC=DIR   check the Buildroot tree against a Buildroot source"
 
 setup:
 	@scripts/setup-host
@@ -21,6 +27,7 @@ test: setup
 	$(MAKE) test-host
 	$(MAKE) test-webui
 	$(MAKE) test-kernel
+	$(MAKE) test-image
 
 test-host:
 	$(PYTEST) -q tests/unit tests/api

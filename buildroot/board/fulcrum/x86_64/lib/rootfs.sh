@@ -1,0 +1,34 @@
+# shellcheck shell=bash
+# Post-build steps on $TARGET_DIR (Buildroot's staging of the root file system). The overlay
+# (BR2_ROOTFS_OVERLAY) is already copied in; these make the tree match the VM image.
+
+# Units and the console call the interpreter that has fulcrum as /usr/lib/fulcrum/python3 in
+# every image; here that is the system Python (the VM image points it at a venv).
+link_fulcrum_python() {
+    ln -sfn /usr/bin/python3 "$TARGET_DIR/usr/lib/fulcrum/python3"
+}
+
+# Upstream OpenSSH reads no drop-ins unless told to; Debian's sshd_config does this itself.
+include_sshd_dropins() {
+    local config=$TARGET_DIR/etc/ssh/sshd_config
+    grep -q '^Include /etc/ssh/sshd_config.d/\*.conf' "$config" ||
+        sed -i '1i Include /etc/ssh/sshd_config.d/*.conf' "$config"
+}
+
+# The journal lives on /data (see overlay/usr/lib/systemd/journald.conf.d/fulcrum.conf).
+persist_journal() {
+    rm -rf "$TARGET_DIR/var/log/journal"
+    ln -s /data/log/journal "$TARGET_DIR/var/log/journal"
+}
+
+# /data is the mount point of the data partition (data.mount); the image's copy stays empty.
+make_data_mountpoint() {
+    rm -rf "$TARGET_DIR/data"
+    mkdir -p "$TARGET_DIR/data"
+}
+
+# grub.cfg boots /boot/vmlinuz in every image.
+install_kernel_link() {
+    mkdir -p "$TARGET_DIR/boot"
+    ln -sfn bzImage "$TARGET_DIR/boot/vmlinuz"
+}

@@ -1,0 +1,30 @@
+# The appliance VM image (Debian packages, mmdebstrap, genimage) and its boot test.
+# Included from the top-level Makefile; paths are relative to the repository root.
+#
+#   make vm-image            image/out/fulcrum.qcow2 and fulcrum.img (rebuilt when inputs change)
+#   make vm                  boot it in qemu: serial console here, dashboard and SSH forwarded
+#   make test-image          the end-to-end boot test (tests/image), building the image if needed
+#   make image-constraints   re-pin the image's Python packages from the development venv
+
+IMAGE_OUT := image/out
+IMAGE_INPUTS := $(shell find image/build-vm-image image/lib image/genimage image/grub image/packages.list \
+	image/constraints.txt overlay api/src api/pyproject.toml -type f 2>/dev/null) \
+	$(wildcard webui/dist/index.html)
+
+.PHONY: vm-image vm test-image image-constraints
+
+vm-image: $(IMAGE_OUT)/fulcrum.qcow2
+
+$(IMAGE_OUT)/fulcrum.qcow2: $(IMAGE_INPUTS)
+	image/build-vm-image
+
+vm: vm-image
+	image/run-vm
+
+test-image: vm-image
+	.venv/bin/python -m pytest -p no:cacheprovider -m image -o testpaths=tests/image tests/image
+
+image-constraints:
+	{ echo "# Versions the image's venv installs (pip --constraint): pip freeze of the development venv,"; \
+	  echo "# regenerated with \`make image-constraints\`."; \
+	  .venv/bin/pip freeze --exclude-editable; } > image/constraints.txt

@@ -1,0 +1,115 @@
+# shellcheck shell=bash
+# The VM image's root file system: Debian bookworm by mmdebstrap, then made into the appliance.
+
+DEBIAN_SUITE=bookworm
+DEBIAN_MIRRORS=(
+    "deb http://deb.debian.org/debian bookworm main"
+    "deb http://deb.debian.org/debian bookworm-updates main"
+    "deb http://deb.debian.org/debian-security bookworm-security main"
+)
+# Documentation and translations are not read on an appliance.
+DPKG_EXCLUDES=(
+    --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/info/*'
+    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright'
+    --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-include=/usr/share/locale/locale.alias'
+)
+
+debian_packages() {
+    grep -v -e '^#' -e '^$' "$FULCRUM_IMAGE_DIR/packages.list" | paste -sd, -
+}
+
+# bootstrap_rootfs ROOT DEB_CACHE: mmdebstrap, keeping downloaded .debs in DEB_CACHE for next time;
+# then customize-rootfs turns the tree into the appliance (inside mmdebstrap, which has mounted
+# /proc, /sys and /dev in it).
+bootstrap_rootfs() {
+    local root=$1 debs=$2
+    rm -rf "$root"
+    mkdir -p "$debs"
+    # shellcheck disable=SC2016 # the single-quoted $1 is for mmdebstrap's hook shell
+    mmdebstrap --mode=root --variant=minbase --format=directory --include="$(debian_packages)" \
+        "${DPKG_EXCLUDES[@]}" \
+        --skip=download/empty --skip=essential/unlink \
+        --setup-hook='mkdir -p "$1"/var/cache/apt/archives/' \
+        --setup-hook="sync-in $debs /var/cache/apt/archives/" \
+        --customize-hook="sync-out /var/cache/apt/archives $debs" \
+        --customize-hook="$FULCRUM_IMAGE_DIR/lib/customize-rootfs \"\$1\"" \
+        "$DEBIAN_SUITE" "$root" "${DEBIAN_MIRRORS[@]}"
+}
+
+install_overlay() {
+    local root=$1
+    cp -a "$FULCRUM_REPO/overlay/." "$root/"
+}
+
+install_webui() {
+    local root=$1
+    if [[ -d $FULCRUM_REPO/webui/dist ]]; then
+        mkdir -p "$root/usr/share/fulcrum"
+        cp -a "$FULCRUM_REPO/webui/dist" "$root/usr/share/fulcrum/webui"
+    else
+        echo "webui/dist does not exist: the image serves the API only"
+    fi
+}
+
+create_system_users() {
+    local root=$1
+    chroot "$root" systemd-sysusers
+}
+
+# Enables what usr/lib/systemd/system-preset/50-fulcrum.preset lists (Buildroot applies the same
+# file with preset-all; here preset-all would apply Debian's "disable *" to every other unit).
+enable_units() {
+    local root=$1 verb unit instance
+    while read -r verb unit instances; do
+        [[ $verb == enable ]] || continue
+        if [[ -n $instances ]]; then
+            for instance in $instances; do
+                chroot "$root" systemctl enable --quiet "${unit/@./@$instance.}"
+            done
+        else
+            chroot "$root" systemctl enable --quiet "$unit"
+        fi
+    done <"$root/usr/lib/systemd/system-preset/50-fulcrum.preset"
+}
+
+# The appliance is upgraded as a whole image, never by apt on the box.
+mask_debian_maintenance() {
+    local root=$1
+    chroot "$root" systemctl mask --quiet apt-daily.timer apt-daily-upgrade.timer
+}
+
+# No password anywhere: root cannot log in with one; sshd takes keys added from the console.
+lock_root() {
+    local root=$1
+    chroot "$root" usermod --password '!*' root
+}
+
+# Each appliance makes its own host keys and machine id at first boot.
+remove_machine_identity() {
+    local root=$1
+    rm -f "$root"/etc/ssh/ssh_host_*
+    : >"$root/etc/machine-id"
+    rm -f "$root/var/lib/dbus/machine-id"
+    printf '127.0.0.1\tlocalhost\n127.0.1.1\tfulcrum\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
+}
+
+# The journal lives on /data with everything else the appliance writes.
+persist_journal() {
+    local root=$1
+    rm -rf "$root/var/log/journal"
+    ln -s /data/log/journal "$root/var/log/journal"
+}
+
+# grub.cfg boots /boot/vmlinuz and /boot/initrd.img in every image.
+link_kernel() {
+    local root=$1 kernel
+    kernel=$(find "$root/boot" -maxdepth 1 -name 'vmlinuz-*' -printf '%f\n' | sort -V | tail -n 1)
+    ln -sfn "$kernel" "$root/boot/vmlinuz"
+    ln -sfn "initrd.img-${kernel#vmlinuz-}" "$root/boot/initrd.img"
+}
+
+trim_rootfs() {
+    local root=$1
+    rm -f "$root"/var/cache/apt/archives/*.deb "$root"/var/cache/apt/*.bin
+    rm -rf "$root"/var/lib/apt/lists/* "$root"/root/.cache
+}

@@ -1,0 +1,215 @@
+"""Driving a booted appliance VM: its serial console (pexpect) and its API (httpx, pinned TLS).
+
+The VM is `image/run-vm` on a throw-away qcow2 layered over the built image, so the image itself
+stays pristine. Every wait has a deadline and says what it was waiting for when it runs out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import socket
+import ssl
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+import pexpect
+
+REPO = Path(__file__).resolve().parents[2]
+RUN_VM = REPO / "image/run-vm"
+BASE_IMAGE = REPO / "image/out/fulcrum.qcow2"
+
+MENU_PROMPT = "Choose 1-8: "
+FINGERPRINT = re.compile(r"Certificate SHA-256: ((?:[0-9A-F]{2}:){31}[0-9A-F]{2})")
+SHELL_PROMPT = "FULCRUM-SHELL# "
+# Under software emulation a boot takes a few minutes; the API's Python start-up about one more.
+BOOT_TIMEOUT = float(os.environ.get("FULCRUM_IMAGE_BOOT_TIMEOUT", 900))
+API_TIMEOUT = float(os.environ.get("FULCRUM_IMAGE_API_TIMEOUT", 600))
+
+T = TypeVar("T")
+
+
+class ApplianceError(AssertionError):
+    pass
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def poll(what: str, check: Callable[[], T | None], timeout: float, interval: float = 2.0) -> T:
+    """Call `check` until it returns something other than None; fail with `what` at the deadline."""
+    deadline = time.monotonic() + timeout
+    last_error: Exception | None = None
+    while True:
+        try:
+            value = check()
+        except (httpx.HTTPError, OSError, ApplianceError) as error:
+            value, last_error = None, error
+        if value is not None:
+            return value
+        if time.monotonic() >= deadline:
+            detail = f" (last error: {last_error})" if last_error else ""
+            raise ApplianceError(f"timed out after {timeout:g} s waiting for {what}{detail}")
+        time.sleep(interval)
+
+
+@dataclass
+class Appliance:
+    disk: Path
+    results: Path
+    firmware: str = "bios"  # or "uefi" (OVMF)
+    https_port: int = field(default_factory=free_port)
+    ssh_port: int = field(default_factory=free_port)
+    http_port: int = field(default_factory=free_port)
+    child: pexpect.spawn | None = None
+    fingerprint: str | None = None
+    booted_at: float = 0.0  # when qemu started or the last reboot was asked for
+
+    # --- the VM -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        env = dict(
+            os.environ,
+            FULCRUM_VM_HTTPS_PORT=str(self.https_port),
+            FULCRUM_VM_SSH_PORT=str(self.ssh_port),
+            FULCRUM_VM_HTTP_PORT=str(self.http_port),
+            FULCRUM_VM_FIRMWARE=self.firmware,
+        )
+        self.serial_log = (self.results / "serial.log").open("ab")
+        self.booted_at = time.monotonic()
+        self.child = pexpect.spawn(str(RUN_VM), [str(self.disk)], env=env, timeout=60, logfile=self.serial_log)
+
+    def stop(self) -> None:
+        """Kill qemu (run-vm execs it, so the child is qemu itself); always safe to call."""
+        if self.child is not None and self.child.isalive():
+            self.child.terminate(force=True)
+        if self.child is not None:
+            self.child.close(force=True)
+        self.serial_log.close()
+
+    def expect(self, pattern: str | re.Pattern[str], timeout: float, what: str) -> re.Match[bytes]:
+        assert self.child is not None
+        try:
+            self.child.expect(pattern if isinstance(pattern, re.Pattern) else re.escape(pattern), timeout=timeout)
+        except pexpect.TIMEOUT:
+            raise ApplianceError(f"timed out after {timeout:g} s waiting for {what} on the serial console") from None
+        except pexpect.EOF:
+            raise ApplianceError(f"qemu exited while waiting for {what}; see {self.results / 'serial.log'}") from None
+        return self.child.match  # type: ignore[no-any-return]
+
+    def send(self, line: str) -> None:
+        assert self.child is not None
+        self.child.send(line + "\r")
+
+    # --- the console menu -------------------------------------------------------------------
+
+    def wait_for_menu(self, timeout: float = BOOT_TIMEOUT) -> str:
+        """Wait for the console menu after a boot; returns (and keeps) the certificate fingerprint."""
+        match = self.expect(re.compile(FINGERPRINT.pattern.encode()), timeout, "the console menu's certificate fingerprint")
+        self.fingerprint = match.group(1).decode()
+        self.expect(MENU_PROMPT, 120, "the console menu's prompt")
+        return self.fingerprint
+
+    def redraw_menu(self) -> None:
+        self.send("")
+        self.expect(MENU_PROMPT, 120, "the console menu")
+
+    def choose(self, item: str) -> None:
+        self.send(item)
+
+    def answer(self, prompt: str, value: str, timeout: float = 60) -> None:
+        self.expect(prompt, timeout, f"the prompt {prompt!r}")
+        self.send(value)
+
+    @contextmanager
+    def shell(self) -> Iterator[Callable[[str, float], str]]:
+        """The menu's root shell; yields run(command, timeout) -> output. Exits back to the menu."""
+        self.choose("8")
+        self.expect("exit` returns to the menu", 60, "the shell")
+        # Split in two quoted halves so the echo of this line cannot pass for the prompt itself.
+        half = len(SHELL_PROMPT) // 2
+        self.send(f"PS1='{SHELL_PROMPT[:half]}''{SHELL_PROMPT[half:]}'; stty -echo; export TERM=dumb")
+        self.expect(SHELL_PROMPT, 60, "the shell prompt")
+        counter = iter(range(1_000_000))
+
+        def run(command: str, timeout: float = 60) -> str:
+            marker = f"END{next(counter)}"
+            # The marker is split in the command so only its output, not an echo, can match.
+            self.send(f"{command}; echo '{marker[:2]}''{marker[2:]}' rc=$?")
+            # Line ends arrive as \r\r\n: the guest's \r\n, and the local pty's own \n -> \r\n.
+            match = self.expect(re.compile(rf"(.*?){marker} rc=(\d+)\r*\n".encode(), re.S), timeout, f"`{command}`")
+            output, status = match.group(1).decode(errors="replace"), int(match.group(2))
+            self.expect(SHELL_PROMPT, 30, "the shell prompt")
+            if status != 0:
+                raise ApplianceError(f"`{command}` exited with {status}: {output.strip()}")
+            return _strip_terminal(output)
+
+        try:
+            yield run
+        finally:
+            self.send("stty echo; exit")
+            self.expect(MENU_PROMPT, 60, "the menu after leaving the shell")
+
+    # --- the API ----------------------------------------------------------------------------
+
+    def api(self, token: str | None = None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.Client(
+            base_url=f"https://127.0.0.1:{self.https_port}/api/v1",
+            verify=_pinned_context(self.fingerprint),
+            headers=headers,
+            timeout=120,
+        )
+
+    def wait_for_api(self, timeout: float = API_TIMEOUT) -> float:
+        """Poll /health over the forwarded HTTPS port; returns seconds since qemu started."""
+
+        def healthy() -> bool | None:
+            with self.api() as client:
+                return True if client.get("/health").status_code == 200 else None
+
+        poll("the API's /health over HTTPS (certificate pinned to the console's fingerprint)", healthy, timeout)
+        return time.monotonic() - self.booted_at
+
+    def ip_addresses(self, run: Callable[[str, float], str], interface: str) -> list[dict[str, Any]]:
+        found = json.loads(run(f"ip -j -4 addr show dev {interface}", 30))
+        return found[0]["addr_info"] if found else []
+
+
+def _strip_terminal(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text).replace("\r", "").strip()
+
+
+def _pinned_context(fingerprint: str | None) -> ssl.SSLContext:
+    """TLS to the appliance's self-signed certificate: accepted only if its SHA-256 is the one the
+    console printed (hostname and chain checks do not apply to a self-signed appliance cert)."""
+    if fingerprint is None:
+        raise ApplianceError("no certificate fingerprint read from the console yet")
+    expected = bytes.fromhex(fingerprint.replace(":", ""))
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+
+    def check(peer: ssl.SSLSocket | ssl.SSLObject) -> None:
+        presented = hashlib.sha256(peer.getpeercert(binary_form=True) or b"").digest()
+        if presented != expected:
+            raise ssl.SSLError(f"certificate SHA-256 {presented.hex(':').upper()} is not the console's {fingerprint}")
+
+    # Checked in the handshake, before a request (and its credentials) is sent.
+    class PinnedSocket(ssl.SSLSocket):
+        def do_handshake(self, block: bool = False) -> None:
+            super().do_handshake(block)
+            check(self)
+
+    context.sslsocket_class = PinnedSocket
+    return context
