@@ -155,7 +155,10 @@ def _virtual_server(service: Service) -> dict[str, object]:
 
 def _real_server(service: Service, backend: Backend) -> dict[str, object]:
     check = backend.health_check or service.health_check
-    checker = None if check.type == CheckType.NONE else _checker(check)
+    # A fwmark real server has no port, so keepalived would probe port 0: check the service's first
+    # port unless the check names its own.
+    default_port = service.ports[0] if service.is_fwmark else None
+    checker = None if check.type == CheckType.NONE else _checker(check, default_port)
     return {
         "endpoint": _endpoint(backend.address, _backend_port(service, backend)),
         "weight": backend.weight,
@@ -166,11 +169,11 @@ def _real_server(service: Service, backend: Backend) -> dict[str, object]:
     }
 
 
-def _checker(check: HealthCheck) -> dict[str, object]:
+def _checker(check: HealthCheck, default_port: int | None) -> dict[str, object]:
     http = check.type in (CheckType.HTTP, CheckType.HTTPS)
     return {
         "kind": _CHECKERS[check.type],
-        "connect_port": None if check.type == CheckType.PING else check.port,
+        "connect_port": None if check.type == CheckType.PING else (check.port or default_port),
         "connect_timeout": _seconds(check.timeout),
         "delay_loop": _seconds(check.interval),
         "retry": check.retries,
