@@ -10,7 +10,8 @@ include image/image.mk
 include buildroot/buildroot.mk
 
 help:
-	@echo "make demo         run the API on http://127.0.0.1:8000 with a local state directory"
+	@echo "make demo         boots the IPVS VM with an appliance, 3 backends and live traffic; API and"
+	@echo "                  dashboard on http://127.0.0.1:8080 (prints a generated admin password)"
 	@echo "make test         install what is missing, then run every test (host + kernel VM)"
 	@echo "make test-host    unit, renderer, apply-engine and API tests on this host"
 	@echo "make test-kernel  kernel tests: boots Debian's kernel with virtme-ng, real IPVS inside"
@@ -38,4 +39,5 @@ test-kernel:
 test-webui: webui-setup webui-client-check webui-test webui-e2e
 
 demo: setup
-	scripts/demo-api
+	$(MAKE) webui-setup webui-build
+	scripts/demo
