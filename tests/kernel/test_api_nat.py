@@ -96,8 +96,8 @@ def test_rr_through_the_vip_and_live_stats_match(env):
     e = env
 
     def all_up():
-        backends = e.api.service_stats("web")["backends"]
-        return backends if all(b["state"] == "up" and b["counters"] for b in backends) else None
+        backends = (e.api.service_stats("web") or {}).get("backends", [])
+        return backends if backends and all(b["state"] == "up" and b["counters"] for b in backends) else None
 
     # Backends join IPVS after their first passing check, and /stats/current is refreshed once a
     # second: take the baseline only once every backend is in the statistics.

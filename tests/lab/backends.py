@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import sys
-import traceback
 from pathlib import Path
 
 from lab import servers
 from lab.cmd import Background
-from lab.netns import enter, listening
+from lab.child import fork_into
+from lab.netns import listening
 from lab.wait import wait_until
 
 READY_TIMEOUT = 30
@@ -36,32 +34,12 @@ class Server(Background):
         super().__init__(f"{self.kind} server in {host.role} on port {port}", host.workdir / f"{self.kind}-{port}.log")
 
     def _launch(self) -> int:
-        pid = os.fork()
-        if pid == 0:
-            self._serve_in_child()  # never returns
-        return pid
+        return fork_into(self.host, self.log_path, self._serve)
 
-    def _serve_in_child(self) -> None:
-        try:
-            os.setsid()
-            log = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-            os.dup2(os.open("/dev/null", os.O_RDONLY), 0)
-            os.dup2(log, 1)
-            os.dup2(log, 2)
-            # Drop every descriptor inherited from the test (client sockets above all: a copy
-            # here would keep a connection open after the test closes it).
-            os.closerange(3, os.sysconf("SC_OPEN_MAX"))
-            sys.stdout = sys.stderr = open(1, "w", buffering=1, closefd=False)
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-            enter(self.host)
-            server = servers.make_server(self.kind, port=self.port, **self.options)
-            print(f"{self.description}: listening", flush=True)
-            server.serve_forever()
-        except BaseException:
-            traceback.print_exc()
-        finally:
-            os._exit(1)  # never back into pytest; serving only ends by a signal
+    def _serve(self) -> None:
+        server = servers.make_server(self.kind, port=self.port, **self.options)
+        print(f"{self.description}: listening", flush=True)
+        server.serve_forever()  # serving only ends by a signal
 
     def start(self) -> Server:
         super().start()

@@ -13,16 +13,12 @@ answered and how many failed.
 
 from __future__ import annotations
 
-import os
-import signal
-import sys
 import time
-import traceback
 from collections import Counter
 
 from lab import client
 from lab.cmd import Background
-from lab.netns import enter
+from lab.child import fork_into
 
 REPORT_SECONDS = 5
 
@@ -35,28 +31,7 @@ class Traffic(Background):
                          host.workdir / f"traffic-{port}.log")
 
     def _launch(self) -> int:
-        pid = os.fork()
-        if pid == 0:
-            self._run_in_child()
-        return pid
-
-    def _run_in_child(self) -> None:
-        try:
-            os.setsid()
-            log = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-            os.dup2(os.open("/dev/null", os.O_RDONLY), 0)
-            os.dup2(log, 1)
-            os.dup2(log, 2)
-            os.closerange(3, os.sysconf("SC_OPEN_MAX"))
-            sys.stdout = sys.stderr = open(1, "w", buffering=1, closefd=False)
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-            enter(self.host)  # this process is single-threaded: the whole process moves
-            self._loop()
-        except BaseException:
-            traceback.print_exc()
-        finally:
-            os._exit(1)
+        return fork_into(self.host, self.log_path, self._loop)
 
     def _loop(self) -> None:
         period = 1.0 / self.rate
