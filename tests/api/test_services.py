@@ -64,7 +64,7 @@ def test_a_rejected_request_changes_nothing(client: TestClient) -> None:
     created = client.post("/api/v1/services", json=WEB).json()
     before = client.get("/api/v1/services").json()
     audit_before = client.get("/api/v1/audit").json()["count"]
-    # Switching to DR is invalid while a backend... is fine; make it invalid with a port mismatch.
+    # A backend on another port makes switching to DR invalid: the whole PATCH must be refused.
     client.post(f"/api/v1/services/{created['id']}/backends", json={"address": "198.51.100.3", "port": 8080})
     mid = client.get("/api/v1/services").json()
     response = client.patch(f"/api/v1/services/{created['id']}", json={"forwarding": "dr", "scheduler": "sh"})

@@ -17,7 +17,7 @@ from fulcrum.services.revisions import commit_lock
 
 SESSION_COOKIE = "fulcrum_session"
 
-_bearer = HTTPBearer(auto_error=False, description="A session token from /auth/login or an API token")
+bearer = HTTPBearer(auto_error=False, description="A session token from /auth/login or an API token")
 
 
 def client_address(request: Request) -> str:
@@ -33,7 +33,7 @@ def presented_token(request: Request, credentials: HTTPAuthorizationCredentials 
 def get_current_user(
     request: Request,
     session: SessionDep,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
 ) -> User:
     secret = presented_token(request, credentials)
     token = auth.token_for(session, secret) if secret else None

@@ -1,7 +1,6 @@
-import { ActionIcon, Alert, Badge, Button, Card, Checkbox, Group, Modal, NumberInput, SimpleGrid, Stack, Table, Text, TextInput, Timeline, Title } from '@mantine/core';
+import { Alert, Badge, Button, Card, Checkbox, Group, Modal, NumberInput, SimpleGrid, Stack, Table, Text, TextInput, Timeline, Title } from '@mantine/core';
 import { useForm } from '@mantine/form';
-import { modals } from '@mantine/modals';
-import { IconPlus, IconTrash } from '@tabler/icons-react';
+import { IconPlus } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { createVipGroupMutation, deleteVipGroupMutation, nodeQuery, putNodeMutation, vipGroupsQuery } from '../api/queries/ha';
@@ -12,6 +11,7 @@ import type { Node } from '../client/types.gen';
 import { useServerErrors } from '../components/useServerErrors';
 import { dateTime } from '../lib/format';
 import { INTERFACE_PATTERN, NAME_PATTERN, ipVersion } from '../lib/validation';
+import { ConfirmDeleteButton } from '../components/ConfirmDeleteButton';
 
 /**
  * The pair of nodes. The API does not report VRRP roles or the peer's state yet (that comes
@@ -138,22 +138,12 @@ function VipGroupsCard() {
                 <Table.Td>{g.preempt ? 'yes' : 'no'}</Table.Td>
                 {canEdit && (
                   <Table.Td>
-                    <ActionIcon
-                      variant="subtle"
-                      color="red"
-                      aria-label={`Delete VIP group ${g.name}`}
-                      onClick={() =>
-                        modals.openConfirmModal({
-                          title: `Delete VIP group ${g.name}?`,
-                          children: <Text size="sm">Its addresses stop moving between the nodes once applied.</Text>,
-                          labels: { confirm: 'Delete', cancel: 'Cancel' },
-                          confirmProps: { color: 'red' },
-                          onConfirm: () => remove.mutate(g.id),
-                        })
-                      }
-                    >
-                      <IconTrash size={16} />
-                    </ActionIcon>
+                    <ConfirmDeleteButton
+                      title={`Delete VIP group ${g.name}?`}
+                      consequence="Its addresses stop moving between the nodes once applied."
+                      confirmLabel="Delete"
+                      onConfirm={() => remove.mutate(g.id)}
+                    />
                   </Table.Td>
                 )}
               </Table.Tr>

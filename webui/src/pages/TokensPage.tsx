@@ -1,7 +1,5 @@
-import { ActionIcon, Alert, Button, Card, Code, CopyButton, Group, NumberInput, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Button, Card, Code, CopyButton, Group, NumberInput, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useForm } from '@mantine/form';
-import { modals } from '@mantine/modals';
-import { IconTrash } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { createTokenMutation, deleteTokenMutation, tokensQuery } from '../api/queries/users';
@@ -9,6 +7,7 @@ import type { TokenCreated } from '../client/types.gen';
 import { useServerErrors } from '../components/useServerErrors';
 import { dateTime } from '../lib/format';
 import { TOKEN_NAME_PATTERN } from '../lib/validation';
+import { ConfirmDeleteButton } from '../components/ConfirmDeleteButton';
 
 /** Your own API tokens, for scripts. A new token's secret is shown once. */
 export default function TokensPage() {
@@ -83,22 +82,12 @@ export default function TokensPage() {
                   <Table.Td>{t.expires_at ? dateTime(t.expires_at) : 'never'}</Table.Td>
                   <Table.Td>{t.last_used_at ? dateTime(t.last_used_at) : 'never'}</Table.Td>
                   <Table.Td>
-                    <ActionIcon
-                      variant="subtle"
-                      color="red"
-                      aria-label={`Revoke token ${t.name}`}
-                      onClick={() =>
-                        modals.openConfirmModal({
-                          title: `Revoke token ${t.name}?`,
-                          children: <Text size="sm">Scripts using it stop working at once.</Text>,
-                          labels: { confirm: 'Revoke', cancel: 'Cancel' },
-                          confirmProps: { color: 'red' },
-                          onConfirm: () => remove.mutate(t.id),
-                        })
-                      }
-                    >
-                      <IconTrash size={16} />
-                    </ActionIcon>
+                    <ConfirmDeleteButton
+                      title={`Revoke token ${t.name}?`}
+                      consequence="Scripts using it stop working at once."
+                      confirmLabel="Revoke"
+                      onConfirm={() => remove.mutate(t.id)}
+                    />
                   </Table.Td>
                 </Table.Tr>
               ))}

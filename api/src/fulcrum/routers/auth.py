@@ -2,10 +2,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from fastapi import APIRouter, Request, Response, status
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request, Response, status
+from fastapi.security import HTTPAuthorizationCredentials
 
 from fulcrum.db import SessionDep
-from fulcrum.deps import SESSION_COOKIE, ActorDep, CurrentUser, client_address, presented_token
+from fulcrum.deps import SESSION_COOKIE, ActorDep, CurrentUser, bearer, client_address, presented_token
 from fulcrum.schemas.auth import LoginRequest, LoginResponse, PasswordChange, SetupRequest, SetupStatus, UserRead
 from fulcrum.services import auth, users
 
@@ -54,12 +57,15 @@ def login(body: LoginRequest, request: Request, response: Response, session: Ses
 
 
 @router.post("/auth/logout", status_code=status.HTTP_204_NO_CONTENT, summary="End this session")
-def logout(request: Request, response: Response, session: SessionDep, _: CurrentUser) -> None:
-    secret = request.cookies.get(SESSION_COOKIE) or presented_token(request, None)
-    header = request.headers.get("authorization", "")
-    if header.lower().startswith("bearer "):
-        secret = header[7:]
-    if secret and secret.startswith(auth.TOKEN_PREFIX[auth.TokenKind.SESSION]):
+def logout(
+    request: Request,
+    response: Response,
+    session: SessionDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    _: CurrentUser,
+) -> None:
+    secret = presented_token(request, credentials)
+    if secret and secret.startswith(auth.TOKEN_PREFIX[auth.TokenKind.SESSION]):  # API tokens are revoked explicitly
         auth.revoke_token(session, secret)
     response.delete_cookie(SESSION_COOKIE, path="/")
 
