@@ -8,6 +8,7 @@ PYTEST := $(PYTHON) -m pytest -p no:cacheprovider
 include webui/webui.mk
 include image/image.mk
 include buildroot/buildroot.mk
+include tests/bench/bench.mk
 
 help:
 	@echo "make demo         boots the IPVS VM with an appliance, 3 backends and live traffic; API and"
@@ -16,6 +17,7 @@ help:
 	@echo "make test-host    unit, renderer, apply-engine and API tests on this host"
 	@echo "make test-kernel  kernel tests: boots Debian's kernel with virtme-ng, real IPVS inside"
 	@echo "make test-webui   dashboard: client drift check, Vitest, Playwright in Chromium against the real API"
+	@echo "make bench        benchmarks in the kernel VM (not part of make test): report in bench-results/<time>/"
 	@echo "make test-image   build the appliance VM image from Debian packages and boot-test it in qemu"
 	@echo "make vm-image     build image/out/fulcrum.qcow2; make vm boots it (dashboard on https://127.0.0.1:8443)"
 	@echo "make image        the Buildroot release build (needs upstream network access)"

@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -32,6 +33,9 @@ import lab  # noqa: E402
 from lab import appliance, traffic  # noqa: E402
 from lab.topo import GATEWAY  # noqa: E402
 
+# IPVS with every scheduler (to try them from the dashboard), conntrack, and the lab's links.
+MODULES = ["ip_vs", "ip_vs_rr", "ip_vs_wrr", "ip_vs_lc", "ip_vs_wlc", "ip_vs_lblc", "ip_vs_lblcr", "ip_vs_dh",
+           "ip_vs_sh", "ip_vs_sed", "ip_vs_nq", "ip_vs_fo", "ip_vs_ovf", "ip_vs_mh", "nf_conntrack", "veth", "bridge"]
 T0 = time.monotonic()
 stop = threading.Event()
 waiting = False  # True once everything runs: a signal then ends the wait loop
@@ -67,6 +71,7 @@ def main() -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, on_signal)
     shutil.rmtree(args.workdir, ignore_errors=True)  # a previous run's database and state
+    subprocess.run(["modprobe", "-a", *MODULES], check=True)
 
     webui = REPO / "webui" / "dist"
     env = {"FULCRUM_WEBUI_DIR": str(webui)} if (webui / "index.html").is_file() else {}

@@ -34,7 +34,8 @@ webui-test:
 	cd $(WEBUI) && npx vitest run
 
 # Needs Debian's chromium (apt-get install -y chromium) and the built UI; starts the real API
-# with a throw-away database on port 8124 (FULCRUM_E2E_PORT).
+# with a throw-away database on port 8124 (FULCRUM_E2E_PORT), and e2e/ha.spec.ts a second one,
+# the HA peer, on port 8125 (FULCRUM_E2E_PEER_PORT), which it stops to see the peer go missing.
 webui-e2e: webui-build
 	cd $(WEBUI) && npx playwright test
 

@@ -226,7 +226,7 @@ def test_rollback_restores_an_earlier_revisions_ipvs_table(env):
     assert e.web()["scheduler"] == "rr", "the rollback also became the candidate"
 
 
-def test_http_check_removes_a_backend_answering_500(env):
+def test_http_check_removes_a_backend_answering_500_or_404_on_the_checked_path(env):
     e = env
     b1, b2, b3 = e.net.backend_addresses()
     e.api.put(f"/services/{e.web_id}/health-check", {**FAST_CHECK, "type": "http", "http_path": "/health",
@@ -239,6 +239,14 @@ def test_http_check_removes_a_backend_answering_500(env):
         assert client.http_requests(e.net.client, e.net.vip, 80, count=4).counts == {"b1": 2, "b2": 2}
     finally:
         e.http[2].set(status=200)
+    wait_web_backends(e, [b1, b2, b3], timeout=60)
+    # The path counts: b3 still answers 200 on "/" but 404 on the checked /health.
+    e.http[2].set(paths=["/"])
+    try:
+        wait_web_backends(e, [b1, b2], timeout=60)
+        assert client.http_get(e.net.lb, b3, 80, "/").status == 200
+    finally:
+        e.http[2].set()
     wait_web_backends(e, [b1, b2, b3], timeout=60)
     e.api.put(f"/services/{e.web_id}/health-check", FAST_CHECK)
     e.api.commit("tcp check again")

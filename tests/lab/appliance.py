@@ -125,8 +125,20 @@ class Appliance(Exec):
             sock.close()  # uvicorn has its copy; ours would keep accepting into a dead queue
 
     def start(self, timeout: float = START_TIMEOUT) -> Appliance:
+        return self.launch().wait_ready(timeout)
+
+    def launch(self) -> Appliance:
+        """Start the process without waiting for it to answer (wait_ready does): several
+        appliances then start side by side."""
         super().start()
-        self.http = httpx.Client(base_url=f"http://{_host(self.listen[0])}:{self.port}{API}", timeout=120)
+        return self
+
+    def wait_ready(self, timeout: float = START_TIMEOUT) -> Appliance:
+        # With listen_ns the socket lives in that namespace: connect from there too.
+        transport = _NamespacedTransport(self.listen_ns) if self.listen_ns is not None else None
+        self.http = httpx.Client(
+            base_url=f"http://{_host(self.listen[0])}:{self.port}{API}", timeout=120, transport=transport
+        )
         if self.token:
             self.http.headers["Authorization"] = f"Bearer {self.token}"
         started = time.monotonic()
@@ -292,6 +304,17 @@ class Appliance(Exec):
 
 class ApiExited(StopWaiting, AssertionError):
     pass
+
+
+class _NamespacedTransport(httpx.HTTPTransport):
+    """Opens its connections inside namespace `ns` (a socket keeps the namespace it was made in)."""
+
+    def __init__(self, ns, **kwargs):
+        super().__init__(**kwargs)
+        self._ns = ns
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return run_in(self._ns, super().handle_request, request)
 
 
 def start(ns, workdir: Path, **kwargs) -> Appliance:

@@ -57,15 +57,16 @@ class HttpServer(Server):
 
     kind = "http"
 
-    def __init__(self, host, port: int = 80, *, name: str, status: int = 200, delay: float = 0, hold: bool = False):
+    def __init__(self, host, port: int = 80, *, name: str, status: int = 200, delay: float = 0, hold: bool = False, bind: str = "0.0.0.0"):
         self.name = name
         self.control = host.workdir / f"http-{port}.json"
-        super().__init__(host, port, name=name, control=self.control)
+        super().__init__(host, port, name=name, control=self.control, bind=bind)
         self.set(status=status, delay=delay, hold=hold)
 
-    def set(self, *, status: int = 200, delay: float = 0, hold: bool = False) -> None:
-        """Answer with `status` after `delay` seconds; with hold, leave requests unanswered until set again."""
-        _write_atomically(self.control, json.dumps({"status": status, "delay": delay, "hold": hold}))
+    def set(self, *, status: int = 200, delay: float = 0, hold: bool = False, paths: list[str] | None = None) -> None:
+        """Answer with `status` after `delay` seconds; with hold, leave requests unanswered until
+        set again; with paths, serve only those paths and answer 404 elsewhere."""
+        _write_atomically(self.control, json.dumps({"status": status, "delay": delay, "hold": hold, "paths": paths}))
 
 
 class TcpEchoServer(Server):
@@ -81,6 +82,13 @@ class UdpEchoServer(Server):
     def __init__(self, host, port: int = 53, *, name: str):
         self.name = name
         super().__init__(host, port, name=name)
+
+
+class DnsServer(Server):
+    """Answers DNS queries (an A record for any name): what keepalived's DNS_CHECK expects."""
+
+    kind = "dns"
+    proto = "udp"
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -15,12 +15,14 @@ import argparse
 import json
 import socket
 import socketserver
+import struct
 import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-DEFAULT_BEHAVIOUR = {"status": 200, "delay": 0.0, "hold": False}
+# paths: None serves every path; a list serves only those and answers 404 elsewhere.
+DEFAULT_BEHAVIOUR = {"status": 200, "delay": 0.0, "hold": False, "paths": None}
 
 
 def _family(bind: str) -> socket.AddressFamily:
@@ -61,7 +63,8 @@ class _HttpHandler(BaseHTTPRequestHandler):
             time.sleep(0.05)
             behaviour = self.server.behaviour()
         body = f"{self.server.name}\n".encode()
-        self.send_response(int(behaviour["status"]))
+        served = behaviour["paths"] is None or self.path.split("?")[0] in behaviour["paths"]
+        self.send_response(int(behaviour["status"]) if served else 404)
         self.send_header("Content-Type", "text/plain")
         self.send_header("Content-Length", str(len(body)))
         self.send_header("X-Backend", self.server.name)
@@ -103,14 +106,43 @@ class _UdpNameHandler(socketserver.BaseRequestHandler):
         sock.sendto(self.server.name.encode(), self.client_address)
 
 
+class _DnsServer(socketserver.UDPServer):
+    def __init__(self, bind: str, port: int):
+        self.address_family = _family(bind)
+        super().__init__((bind, port), _DnsHandler)
+
+
+class _DnsHandler(socketserver.BaseRequestHandler):
+    """A minimal authoritative answer to any one-question query: NOERROR with one A record
+    (192.0.2.53) and, for other types, NOERROR with no answers. Enough for keepalived's
+    DNS_CHECK, which sends a query and checks the reply's id and response code."""
+
+    def handle(self) -> None:
+        query, sock = self.request
+        if len(query) < 17:
+            return
+        end = 12
+        while query[end] != 0:  # the question's name: length-prefixed labels, then a zero
+            end += query[end] + 1
+        question = query[12 : end + 5]
+        qtype = struct.unpack("!H", query[end + 1 : end + 3])[0]
+        answers = b""
+        if qtype == 1:
+            answers = struct.pack("!HHHIH4s", 0xC00C, 1, 1, 60, 4, bytes([192, 0, 2, 53]))
+        header = struct.pack("!HHHHHH", struct.unpack("!H", query[:2])[0], 0x8580, 1, 1 if answers else 0, 0, 0)
+        sock.sendto(header + question + answers, self.client_address)
+
+
 def make_server(kind: str, *, port: int, bind: str = "0.0.0.0", name: str = "", control: Path | None = None):
-    """A bound, listening server of `kind` (http, tcp-echo, udp-echo); call serve_forever()."""
+    """A bound, listening server of `kind` (http, tcp-echo, udp-echo, dns); call serve_forever()."""
     if kind == "http":
         return _HttpServer(bind, port, name, control)
     if kind == "tcp-echo":
         return _TcpEchoServer(bind, port)
     if kind == "udp-echo":
         return _UdpNameServer(bind, port, name)
+    if kind == "dns":
+        return _DnsServer(bind, port)
     raise ValueError(f"unknown server kind {kind!r}")
 
 

@@ -29,7 +29,7 @@ import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lab.backends import HttpServer, TcpEchoServer, UdpEchoServer
+from lab.backends import DnsServer, HttpServer, TcpEchoServer, UdpEchoServer
 from lab.netns import NetNS, create_namespaces
 
 FRONT = "10.77.0.0/24"
@@ -154,6 +154,9 @@ class Lab:
     def start_udp_echo(self, host: Host, port: int = 53) -> UdpEchoServer:
         """Answers each datagram with the host's role."""
         return UdpEchoServer(host, port, name=host.role).start()
+
+    def start_dns(self, host: Host, port: int = 53) -> DnsServer:
+        return DnsServer(host, port).start()
 
     # --- shortcuts --------------------------------------------------------------------------
 

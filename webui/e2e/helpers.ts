@@ -40,6 +40,8 @@ export async function setTheme(page: Page, scheme: 'light' | 'dark') {
 export async function shoot(page: Page, name: string, { phone = true } = {}) {
   // The SSE stream keeps a request open, so "network idle" never comes: let rendering settle.
   await page.waitForTimeout(600);
+  // From the top: a full-page shot of a scrolled page draws the fixed header mid-page.
+  await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: `${SHOTS}/${name}-1280.png`, fullPage: true });
   if (phone) {
     const size = page.viewportSize();

@@ -1,12 +1,13 @@
 import { MantineProvider } from '@mantine/core';
 import { ModalsProvider } from '@mantine/modals';
 import { Notifications } from '@mantine/notifications';
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { MutationCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { lazy, Suspense } from 'react';
 import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
 import { setUnauthorizedHandler } from './api/http';
 import { authKeys } from './api/queries/auth';
 import { ApiError } from './api/errors';
+import { standbyRefusals } from './api/standbyRefusal';
 import { AuthGate } from './auth/AuthGate';
 import { Layout } from './components/Layout';
 import { PageLoader } from './components/PageLoader';
@@ -23,8 +24,12 @@ const RevisionsPage = lazy(() => import('./pages/RevisionsPage'));
 const EventsPage = lazy(() => import('./pages/EventsPage'));
 const UsersPage = lazy(() => import('./pages/UsersPage'));
 const TokensPage = lazy(() => import('./pages/TokensPage'));
+const FirewallPage = lazy(() => import('./pages/FirewallPage'));
+const ChangePasswordPage = lazy(() => import('./pages/ChangePasswordPage'));
 
 const queryClient = new QueryClient({
+  // A standby's refusal of an edit becomes one banner naming the active node (StandbyBanner).
+  mutationCache: new MutationCache({ onError: standbyRefusals.onError, onSuccess: standbyRefusals.onSuccess }),
   defaultOptions: {
     queries: {
       staleTime: 5_000,
@@ -58,6 +63,8 @@ export function App() {
                   <Route path="/events" element={<EventsPage />} />
                   <Route path="/users" element={<UsersPage />} />
                   <Route path="/tokens" element={<TokensPage />} />
+                  <Route path="/firewall" element={<FirewallPage />} />
+                  <Route path="/account/password" element={<ChangePasswordPage />} />
                   <Route path="*" element={<Navigate to="/" replace />} />
                 </Routes>
               </Suspense>

@@ -8,7 +8,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -16,7 +16,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from fulcrum import __version__, migrate
 from fulcrum.db import make_engine, make_sessionmaker
 from fulcrum.errors import install_error_handler
-from fulcrum.routers import audit, auth, backends, ha, revisions, services, status, telemetry, tokens, users
+from fulcrum.ha.asgi import SignPeerResponses
+from fulcrum.ha.guard import require_writer
+from fulcrum.ha.runtime import HaRuntime
+from fulcrum.ha.watcher import Watcher
+from fulcrum.routers import audit, auth, backends, ha, peer, revisions, services, status, telemetry, tokens, users
 from fulcrum.services import revisions as revision_service
 from fulcrum.db import begin_write
 from fulcrum.services.auth import LoginThrottle, TokenUsage
@@ -53,6 +57,10 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         app.state.telemetry = Telemetry(app.state.sessionmaker, app.state.applier, settings.stats_interval, fifos)
         if settings.stats_interval > 0:
             app.state.telemetry.start()
+        app.state.ha = HaRuntime.create(settings, app.state.sessionmaker, app.state.telemetry)
+        app.state.ha_watcher = ha_watcher = Watcher(app.state.ha, settings.ha_sync_interval)
+        if settings.ha_sync_interval > 0:
+            ha_watcher.start()
         watcher = asyncio.create_task(_confirm_watcher(app, settings.confirm_poll_seconds))
         try:
             yield
@@ -60,6 +68,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
+            await asyncio.to_thread(ha_watcher.stop)
             await asyncio.to_thread(app.state.telemetry.stop)
             engine.dispose()
 
@@ -77,10 +86,13 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
     app.state.login_throttle = LoginThrottle()
     app.state.token_usage = TokenUsage()
     install_error_handler(app)
-    for module in (auth, users, tokens, services, backends, revisions, status, audit, telemetry):
-        app.include_router(module.router, prefix=API_PREFIX)
+    app.add_middleware(SignPeerResponses, prefix=f"{API_PREFIX}/peer/")
+    # Shared configuration: on a paired standby these refuse changes (the one-writer rule).
+    shared = {users, services, backends}
+    for module in (auth, users, tokens, services, backends, revisions, status, audit, telemetry, peer):
+        app.include_router(module.router, prefix=API_PREFIX, dependencies=[Depends(require_writer)] if module in shared else [])
     app.include_router(telemetry.metrics_router)
-    for router in (ha.vip_groups, ha.node, ha.firewall):
+    for router in (ha.vip_groups, ha.node, ha.firewall, ha.pair_router):
         app.include_router(router, prefix=API_PREFIX)
     if settings.webui_dir and settings.webui_dir.is_dir():
         app.mount("/", DashboardFiles(directory=settings.webui_dir, html=True), name="webui")

@@ -46,6 +46,22 @@ class Settings(BaseSettings):
 
     webui_dir: Path | None = None  # built dashboard assets served at /
 
+    # HA pair. The maintenance file is keepalived's track file: a non-zero number in it hands the
+    # VIPs to the peer (the renderer and the API both use this path).
+    maintenance_file: Path | None = None  # default: state_dir / "maintenance"
+    # How often the HA watcher polls the peer and pushes the shared configuration (0: off).
+    ha_sync_interval: float = Field(default=2.0, ge=0, le=60)
+    # The node-health check keepalived runs on a paired node (fulcrum-node-health, see
+    # fulcrum.ha.node_health): every interval seconds; `fall` failures in a row hand the VIPs to
+    # the peer, `rise` successes make the node eligible again.
+    node_health_url: str = "https://127.0.0.1/api/v1/health"  # this node's API, as seen from keepalived
+    node_health_program: Path | None = None  # default: fulcrum-node-health beside this Python
+    node_health_interval: int = Field(default=1, ge=1, le=60)  # keepalived takes whole seconds
+    node_health_timeout: float = Field(default=1.0, gt=0, le=30)  # per HTTP probe
+    node_health_fall: int = Field(default=2, ge=1, le=10)
+    node_health_rise: int = Field(default=2, ge=1, le=10)
+    keepalived_checkers_pidfile: Path | None = None  # default: beside keepalived_pidfile
+
     @model_validator(mode="after")
     def _defaults(self) -> "Settings":
         state = self.state_dir or self.data_dir / "state"
@@ -53,6 +69,7 @@ class Settings(BaseSettings):
         self.keepalived_conf = self.keepalived_conf or state / "keepalived.conf"
         self.nftables_conf = self.nftables_conf or state / "fulcrum.nft"
         self.keepalived_pidfile = self.keepalived_pidfile or state / "keepalived.pid"
+        self.maintenance_file = self.maintenance_file or state / "maintenance"
         if self.database_url is None:
             self.database_url = f"sqlite:///{self.data_dir / 'fulcrum.db'}"
         return self

@@ -8,10 +8,12 @@ appliance and in CI.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -20,7 +22,7 @@ import pytest
 from hypothesis import settings
 
 from fulcrum.config.snapshot import ConfigSnapshot
-from fulcrum.render import RuntimePaths
+from fulcrum.render import NodeHealth, RuntimePaths
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 UPDATE_GOLDEN = os.environ.get("FULCRUM_UPDATE_GOLDEN") == "1"
@@ -40,17 +42,34 @@ for name in "$@"; do
 done
 """
 
+# The appliance's paths, so that golden files do not depend on where this checkout lives.
+NODE_HEALTH = NodeHealth(
+    program="/opt/fulcrum/venv/bin/fulcrum-node-health",
+    url="https://127.0.0.1/api/v1/health",
+    checker_pidfile="/run/fulcrum/keepalived-checkers.pid",
+)
 RUNTIME = RuntimePaths(
     notify_fifo="/run/fulcrum/vrrp.fifo",
     lvs_notify_fifo="/run/fulcrum/lvs.fifo",
     maintenance_file="/var/lib/fulcrum/maintenance",
+    node_health=NODE_HEALTH,
 )
+# keepalived -t checks that the script exists and is safe to run as root: the one installed here.
+INSTALLED_NODE_HEALTH = str(Path(sys.executable).parent / "fulcrum-node-health")
+
+
+def installed(runtime: RuntimePaths) -> RuntimePaths:
+    """`runtime` with the node-health program this checkout installed, for keepalived -t."""
+    if runtime.node_health is None:
+        return runtime
+    return dataclasses.replace(runtime, node_health=dataclasses.replace(runtime.node_health, program=INSTALLED_NODE_HEALTH))
 
 
 class GoldenCase(NamedTuple):
     name: str
     snapshot: ConfigSnapshot
-    runtime: RuntimePaths
+    runtime: RuntimePaths  # for the golden file
+    installed_runtime: RuntimePaths  # for keepalived -t
 
 
 def _minimal() -> dict[str, Any]:
@@ -117,6 +136,8 @@ def _full() -> dict[str, Any]:
             "unicast_source": "192.0.2.1",
             "peer_address": "192.0.2.2",
             "sync_interface": "eth1",
+            "vip_interfaces": {"internal": "eth2", "gone": "eth9"},
+            "track_interfaces": ["eth3"],
         },
         "vip_groups": [
             {"name": "public", "virtual_router_id": 51, "addresses": ["203.0.113.11/24", "203.0.113.10/24"]},
@@ -262,7 +283,7 @@ GOLDEN_CASES = {
 @pytest.fixture(params=sorted(GOLDEN_CASES))
 def golden_case(request: pytest.FixtureRequest) -> GoldenCase:
     raw, runtime = GOLDEN_CASES[request.param]
-    return GoldenCase(request.param, ConfigSnapshot.model_validate(raw), runtime)
+    return GoldenCase(request.param, ConfigSnapshot.model_validate(raw), runtime, installed(runtime))
 
 
 @pytest.fixture
@@ -293,7 +314,9 @@ def assert_golden() -> Callable[[str, str], None]:
 
 
 def _interfaces(snapshot: ConfigSnapshot) -> list[str]:
-    return sorted({snapshot.node.vrrp_interface} | ({snapshot.node.sync_interface} - {None}))
+    node = snapshot.node
+    named = {node.vrrp_interface, *node.vip_interfaces.values(), *node.track_interfaces}
+    return sorted(named | ({node.sync_interface} - {None}))
 
 
 def _in_private_netns(commands: str, path: Path, interfaces: list[str]) -> str:

@@ -9,10 +9,13 @@ those fields hold safe placeholders.
 from __future__ import annotations
 
 import copy
+import ipaddress
 import itertools
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,12 +24,19 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from fulcrum.config.snapshot import ConfigSnapshot
-from fulcrum.render import RuntimePaths, render_keepalived, render_nftables
+from fulcrum.render import NodeHealth, RuntimePaths, render_keepalived, render_nftables
 
+# The node-health program this checkout installed: keepalived -t checks that it exists.
+NODE_HEALTH = NodeHealth(
+    program=str(Path(sys.executable).parent / "fulcrum-node-health"),
+    url="https://127.0.0.1/api/v1/health",
+    checker_pidfile="/run/fulcrum/keepalived-checkers.pid",
+)
 RUNTIME = RuntimePaths(
     notify_fifo="/run/fulcrum/vrrp.fifo",
     lvs_notify_fifo="/run/fulcrum/lvs.fifo",
     maintenance_file="/var/lib/fulcrum/maintenance",
+    node_health=NODE_HEALTH,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -36,6 +46,9 @@ RUNTIME = RuntimePaths(
 KEYWORDS = {
     "global_defs", "router_id", "vrrp_version", "enable_script_security", "vrrp_notify_fifo",
     "lvs_notify_fifo", "lvs_sync_daemon", "track_file", "file", "weight", "vrrp_sync_group", "group",
+    "script_user", "vrrp_garp_master_delay", "vrrp_garp_master_repeat", "vrrp_garp_lower_prio_repeat",
+    "vrrp_higher_prio_send_advert", "vrrp_garp_master_refresh", "vrrp_garp_master_refresh_repeat",
+    "vrrp_script", "script", "interval", "timeout", "fall", "rise", "track_interface", "track_script",
     "vrrp_instance", "state", "interface", "virtual_router_id", "priority", "advert_int", "nopreempt",
     "unicast_src_ip", "unicast_peer", "virtual_ipaddress", "virtual_server", "ip_family", "lvs_sched",
     "sh-fallback", "sh-port", "mh-fallback", "mh-port", "ops", "lvs_method", "protocol",
@@ -52,6 +65,8 @@ VALUE_BLOCKS = {
     ("vrrp_instance", "unicast_peer"),
     ("vrrp_instance", "virtual_ipaddress"),
     ("vrrp_instance", "track_file"),
+    ("vrrp_instance", "track_interface"),
+    ("vrrp_instance", "track_script"),
 }
 WHITE_SPACE = " \t\f\n\r\v"
 
@@ -168,10 +183,31 @@ def _walk(
             yield from _walk(statement.block, keyword, (parent, keyword) in VALUE_BLOCKS)
 
 
+# The one program keepalived may run: Fulcrum's node-health check, tracked under this name.
+NODE_HEALTH_SCRIPT = ("vrrp_script", "node_health")
+TRACKING = {"track_script", "track_file", "track_interface"}
+
+
 def _is_script_keyword(word: str) -> bool:
-    return word.startswith("notify") or word.endswith("_script") or word in {
-        "misc_path", "MISC_CHECK", "quorum_up", "quorum_down", "startup_script", "shutdown_script",
+    return word.startswith("notify") or (word.endswith("_script") and word not in TRACKING) or word in {
+        "misc_path", "MISC_CHECK", "quorum_up", "quorum_down", "startup_script", "shutdown_script", "vrrp_script",
     }  # fmt: skip
+
+
+def _assert_node_health_only(statement: Statement) -> None:
+    """The vrrp_script runs the settings' program with the settings' URL, nothing else; the only
+    value from the snapshot is the peer, an IP address."""
+    assert statement.words == NODE_HEALTH_SCRIPT, f"script keyword: {statement}"
+    assert statement.block is not None
+    scripts = [s.words for s in statement.block if s.words[0] == "script"]
+    assert len(scripts) == 1 and len(scripts[0]) == 2, f"one quoted command expected: {statement}"
+    program, *args = scripts[0][1].split(" ")
+    assert program == NODE_HEALTH.program, f"foreign program: {statement}"
+    options = dict(zip(args[::2], args[1::2], strict=True))
+    assert options["--url"] == NODE_HEALTH.url and set(options) <= {"--url", "--timeout", "--checker-pidfile", "--peer"}
+    assert options.get("--checker-pidfile", NODE_HEALTH.checker_pidfile) == NODE_HEALTH.checker_pidfile
+    if "--peer" in options:
+        ipaddress.ip_address(options["--peer"])
 
 
 def assert_keepalived_safe(rendered: str, reference: str) -> None:
@@ -180,7 +216,10 @@ def assert_keepalived_safe(rendered: str, reference: str) -> None:
     for values, statement in _walk(statements):
         keyword = statement.words[0]
         assert values or keyword in KEYWORDS, f"unknown keyword: {statement}"
-        assert not _is_script_keyword(keyword), f"script keyword: {statement}"
+        if not values and keyword == "vrrp_script":
+            _assert_node_health_only(statement)
+        else:
+            assert values or not _is_script_keyword(keyword), f"script keyword: {statement}"
         for word in statement.words:
             assert "$" not in word and not word.startswith(("@", "~")), f"substitution: {statement}"
     assert _shape(statements) == _shape(read_keepalived(reference)), "structure differs from the reference"
@@ -302,6 +341,8 @@ def _options(*choices: tuple[str, tuple[Any, ...]]) -> st.SearchStrategy[dict[st
 
 NODE_SHAPES = _options(
     ("transport", ("unicast", "multicast", "lone")),
+    ("vip_interface", (False, True)),
+    ("track_interfaces", (0, 1, 2)),
     ("family", (4, 6)),
     ("priority", (1, 100, 254)),
     ("unicast_source", (True, False)),
@@ -493,6 +534,9 @@ def raw_snapshots(draw: st.DrawFn, hostility: bool = True) -> tuple[dict[str, An
             "peer_address": free((peer,)) if unicast else None,
             "multicast": node["transport"] == "multicast",
             "sync_interface": free(INTERFACES) if node["sync"] else None,
+            # The first group's addresses elsewhere (keyed by its possibly hostile name).
+            "vip_interfaces": {groups[0]["name"]: free(INTERFACES)} if groups and node["vip_interface"] else {},
+            "track_interfaces": [free(INTERFACES) for _ in range(node["track_interfaces"])],
         },
         "vip_groups": groups,
         "services": [_service(draw, free, index, name) for index, name in enumerate(names(node["services"]))],
@@ -509,8 +553,17 @@ def with_placeholders(raw: dict[str, Any]) -> dict[str, Any]:
     reference = copy.deepcopy(raw)
     node = reference["node"]
     node["name"] = "node"
+    # Interfaces that were equal stay equal: tracking leaves out the VRRP interface.
+    placeholders: dict[str, str] = {}
+
+    def interface(name: str) -> str:
+        return placeholders.setdefault(name, f"eth{len(placeholders) + 2}")
+
+    placeholders[node["vrrp_interface"]] = "eth0"
     node["vrrp_interface"] = "eth0"
     node["sync_interface"] = node["sync_interface"] and "eth1"
+    node["vip_interfaces"] = {"group0": interface(name) for name in node["vip_interfaces"].values()}
+    node["track_interfaces"] = [interface(name) for name in node["track_interfaces"]]
     for index, group in enumerate(reference["vip_groups"]):
         group["name"] = f"group{index}"
     for index, service in enumerate(reference["services"]):

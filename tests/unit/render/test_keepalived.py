@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from fulcrum.config.snapshot import ConfigSnapshot
-from fulcrum.render import RuntimePaths, render_keepalived
+from fulcrum.render import NodeHealth, RuntimePaths, render_keepalived
 
 
 def test_matches_golden(golden_case: Any, assert_golden: Callable[[str, str], None]) -> None:
@@ -18,7 +18,7 @@ def test_matches_golden(golden_case: Any, assert_golden: Callable[[str, str], No
 
 
 def test_keepalived_accepts(golden_case: Any, keepalived_accepts: Callable[[str, ConfigSnapshot], None]) -> None:
-    keepalived_accepts(render_keepalived(golden_case.snapshot, golden_case.runtime), golden_case.snapshot)
+    keepalived_accepts(render_keepalived(golden_case.snapshot, golden_case.installed_runtime), golden_case.snapshot)
 
 
 def test_validator_reports_unknown_keywords(keepalived_accepts: Callable[[str, ConfigSnapshot], None]) -> None:
@@ -187,3 +187,99 @@ def test_model_rules_stand_for_keepalived_refusals(
         keepalived_accepts(render_keepalived(broken, RuntimePaths()), broken)
     with pytest.raises(ValidationError, match=path.rpartition(".")[2]):
         ConfigSnapshot.model_validate(broken.model_dump(mode="json"))
+
+
+# --- VRRP for a pair ----------------------------------------------------------------------------
+
+HEALTH = NodeHealth(program="/usr/bin/fulcrum-node-health", url="http://127.0.0.1:8080/api/v1/health",
+                    checker_pidfile="/run/fulcrum/keepalived-checkers.pid")
+
+
+def _pair(**node: Any) -> dict[str, Any]:
+    return {
+        "node": {"name": "lb1", "vrrp_interface": "eth0", "peer_address": "10.0.0.3", **node},
+        "vip_groups": [
+            {"name": "front", "virtual_router_id": 51, "addresses": ["10.0.0.100/32", "10.0.0.101/32"]},
+            {"name": "gateway", "virtual_router_id": 52, "addresses": ["10.1.0.1/24"]},
+        ],
+    }
+
+
+def test_a_lone_node_runs_no_node_health_script() -> None:
+    """Stepping down helps only when a peer can take over; alone it would just drop the VIPs."""
+    raw = _pair()
+    del raw["node"]["peer_address"]
+    rendered = render_keepalived(ConfigSnapshot.model_validate(raw), RuntimePaths(node_health=HEALTH))
+    assert "vrrp_script" not in rendered and "track_script" not in rendered and "script_user" not in rendered
+    assert "vrrp_garp_master_refresh 60" in rendered  # a lone node still re-announces its VIPs
+
+
+def test_node_health_names_the_peer_and_the_checker_only_when_there_are_services() -> None:
+    snapshot = ConfigSnapshot.model_validate(_pair())
+    no_services = render_keepalived(snapshot, RuntimePaths(node_health=HEALTH))
+    assert (
+        '    script "/usr/bin/fulcrum-node-health --url http://127.0.0.1:8080/api/v1/health --timeout 1 '
+        '--peer 10.0.0.3"\n' in no_services
+    )
+    with_service = ConfigSnapshot.model_validate(
+        {**_pair(), "services": [{"name": "web", "address": "10.0.0.100", "ports": [80], "backends": [{"address": "10.1.0.21"}]}]}
+    )
+    assert "--checker-pidfile /run/fulcrum/keepalived-checkers.pid --peer 10.0.0.3" in render_keepalived(
+        with_service, RuntimePaths(node_health=HEALTH)
+    )
+    # Every instance tracks it: any of them failing would take the sync group to FAULT anyway.
+    assert no_services.count("    track_script {\n        node_health\n    }\n") == 2
+
+
+def test_vips_live_on_their_interface_which_is_tracked_but_the_vrrp_interface_is_not_listed() -> None:
+    snapshot = ConfigSnapshot.model_validate(
+        _pair(vip_interfaces={"gateway": "eth1", "deleted-group": "eth7"}, track_interfaces=["eth0", "eth2"])
+    )
+    rendered = render_keepalived(snapshot, RuntimePaths())
+    assert "        10.1.0.1/24 dev eth1\n" in rendered and "        10.0.0.100/32 dev eth0\n" in rendered
+    assert "    track_interface {\n        eth1\n        eth2\n    }\n" in rendered  # gateway
+    assert "    track_interface {\n        eth2\n    }\n" in rendered  # front: eth0 is its own
+    assert "eth7" not in rendered
+
+
+def test_the_sync_daemon_follows_the_first_instance_and_the_sync_group_holds_all() -> None:
+    rendered = render_keepalived(ConfigSnapshot.model_validate(_pair(sync_interface="eth2")), RuntimePaths())
+    assert "    lvs_sync_daemon eth2 inst VG_front\n" in rendered
+    assert "vrrp_sync_group fulcrum {\n    group {\n        VG_front\n        VG_gateway\n    }\n}\n" in rendered
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("url", "http://127.0.0.1/api\"; include /etc/x"),
+        ("url", "http://127.0.0.1/$X"),
+        ("url", "ftp://127.0.0.1/"),
+        ("url", "http://127.0.0.1/a b"),
+        ("program", "fulcrum-node-health"),
+        ("program", "/usr/bin/x --evil"),
+        ("checker_pidfile", "/run/x\"y"),
+        ("interval", 0),
+        ("interval", 1.5),
+        ("fall", 61),
+        ("timeout", 0),
+    ],
+)
+def test_node_health_settings_are_plain(field: str, value: object) -> None:
+    settings = {"program": "/usr/bin/fulcrum-node-health", "url": "https://127.0.0.1/api/v1/health", field: value}
+    with pytest.raises(ValueError, match=f"node_health.{field}"):
+        NodeHealth(**settings)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("node", "message"),
+    [
+        ({"vip_interfaces": {"front": "lo"}}, "vip_interfaces"),
+        ({"vip_interfaces": {"bad name": "eth1"}}, "vip_interfaces"),
+        ({"track_interfaces": ["lo"]}, "track_interfaces"),
+        ({"track_interfaces": ["eth1", "eth1"]}, "track_interfaces"),
+        ({"track_interfaces": ["eth1 {"]}, "track_interfaces"),
+    ],
+)
+def test_node_interfaces_are_checked(node: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        ConfigSnapshot.model_validate(_pair(**node))

@@ -1,4 +1,4 @@
-import { ApiError, fieldErrors } from './errors';
+import { ApiError, fieldErrors, isStandbyRefusal } from './errors';
 
 describe('fieldErrors', () => {
   it('maps a field location to a dotted form path', () => {
@@ -42,5 +42,22 @@ describe('ApiError', () => {
     const error = new ApiError(422, { detail: [{ loc: ['body', 'weight'], msg: 'Input should be less than or equal to 65535' }] });
     expect(error.issues).toHaveLength(1);
     expect(error.message).toBe('Input should be less than or equal to 65535');
+  });
+});
+
+describe('a standby refusal', () => {
+  it('is recognised by its code and keeps where to edit instead', () => {
+    const error = new ApiError(409, {
+      detail: 'this node is standby; make changes on the active node lb1 at https://10.0.0.1',
+      code: 'standby_read_only',
+      active_url: 'https://10.0.0.1',
+    });
+    expect(isStandbyRefusal(error)).toBe(true);
+    expect(error.activeUrl).toBe('https://10.0.0.1');
+    expect(error.message).toBe('this node is standby; make changes on the active node lb1 at https://10.0.0.1');
+  });
+  it('is not any other conflict', () => {
+    expect(isStandbyRefusal(new ApiError(409, { detail: 'username taken' }))).toBe(false);
+    expect(isStandbyRefusal(new Error('x'))).toBe(false);
   });
 });

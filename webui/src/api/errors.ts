@@ -6,15 +6,27 @@ export class ApiError extends Error {
   readonly status: number;
   /** 422 validation issues, when the API sent FastAPI's `detail: [{loc, msg}]` list. */
   readonly issues: ValidationIssue[];
+  /** A machine-readable reason some errors carry, e.g. "standby_read_only". */
+  readonly code: string | null;
+  /** With standby_read_only: where the active node's API is. */
+  readonly activeUrl: string | null;
 
   constructor(status: number, body: unknown) {
-    const detail = (body as { detail?: unknown } | null)?.detail;
+    const fields = (body ?? {}) as { detail?: unknown; code?: unknown; active_url?: unknown };
+    const detail = fields.detail;
     const issues = Array.isArray(detail) ? (detail as ValidationIssue[]) : [];
     super(typeof detail === 'string' ? detail : issues.length ? issues.map(cleanMessage).join('; ') : `HTTP ${status}`);
     this.name = 'ApiError';
     this.status = status;
     this.issues = issues;
+    this.code = typeof fields.code === 'string' ? fields.code : null;
+    this.activeUrl = typeof fields.active_url === 'string' ? fields.active_url : null;
   }
+}
+
+/** A paired standby refuses changes to the shared configuration, and says where to make them. */
+export function isStandbyRefusal(error: unknown): error is ApiError {
+  return error instanceof ApiError && error.status === 409 && error.code === 'standby_read_only';
 }
 
 /** Pydantic prefixes model-validator messages with "Value error, "; operators need only the rest. */

@@ -8,9 +8,12 @@ import { useQueryClient } from '@tanstack/react-query';
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import type { EventRead, StatsSnapshot } from '../client/types.gen';
 import { changesKey, statusKey } from './queries/candidate';
+import { firewallKey } from './queries/firewall';
+import { haKeys } from './queries/ha';
 import { revisionKeys } from './queries/revisions';
 import { serviceKeys } from './queries/services';
 import { telemetryKeys } from './queries/telemetry';
+import { userKeys } from './queries/users';
 
 export type StreamState = 'connecting' | 'live' | 'lost';
 type StatsListener = (snapshot: StatsSnapshot) => void;
@@ -50,14 +53,17 @@ export function StreamProvider({ children }: { children: ReactNode }) {
       listeners.current.forEach((listener) => listener(snapshot));
     });
     source.addEventListener('revision', () => {
-      // A commit from elsewhere, or an automatic rollback: what runs and what is pending changed.
-      for (const queryKey of [revisionKeys.all, statusKey, changesKey, serviceKeys.all]) {
+      // A commit from elsewhere, an automatic rollback, or configuration replicated from the HA
+      // peer: what runs, what is pending and the shared configuration changed.
+      for (const queryKey of [revisionKeys.all, statusKey, changesKey, serviceKeys.all, firewallKey, haKeys.vipGroups, userKeys.list]) {
         void queryClient.invalidateQueries({ queryKey });
       }
     });
     source.addEventListener('event', (message) => {
       const event = JSON.parse(message.data) as EventRead;
       void queryClient.invalidateQueries({ queryKey: telemetryKeys.eventsAll });
+      // The pair changed (paired, synced, a role moved): refresh the HA picture now, not at the next poll.
+      if (event.kind.startsWith('ha.') || event.kind.startsWith('vrrp')) void queryClient.invalidateQueries({ queryKey: ['ha'] });
       if (event.severity !== 'info') {
         notifications.show({
           color: event.severity === 'critical' ? 'red' : 'yellow',

@@ -10,10 +10,16 @@ describe('can', () => {
     expect(can('operator', 'commit')).toBe(true);
     expect(can('operator', 'manageUsers')).toBe(false);
     expect(can('operator', 'editHa')).toBe(false);
+    expect(can('operator', 'editFirewall')).toBe(false);
+  });
+  it('lets an operator hand over between HA nodes, not a viewer', () => {
+    expect(can('operator', 'operateHa')).toBe(true);
+    expect(can('viewer', 'operateHa')).toBe(false);
   });
   it('lets an admin do everything', () => {
     expect(can('admin', 'manageUsers')).toBe(true);
     expect(can('admin', 'editHa')).toBe(true);
+    expect(can('admin', 'editFirewall')).toBe(true);
   });
   it('denies an unknown user', () => {
     expect(can(undefined, 'commit')).toBe(false);

@@ -3,13 +3,15 @@ import type { Role } from '../client/types.gen';
 /** What each role may do, as the API enforces it (api/src/fulcrum/deps.py). */
 const RANK: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 };
 
-export type Permission = 'editServices' | 'commit' | 'manageUsers' | 'editHa';
+export type Permission = 'editServices' | 'commit' | 'manageUsers' | 'editHa' | 'operateHa' | 'editFirewall';
 
 const NEEDS: Record<Permission, Role> = {
   editServices: 'operator',
   commit: 'operator',
   manageUsers: 'admin',
-  editHa: 'admin',
+  editHa: 'admin', // VIP groups, node settings, pairing, resolving a conflict
+  operateHa: 'operator', // maintenance, make active, failover drill
+  editFirewall: 'admin',
 };
 
 export function can(role: Role | undefined, permission: Permission): boolean {

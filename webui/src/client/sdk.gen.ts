@@ -2,7 +2,7 @@
 
 import type { Client, Options as Options2, TDataShape } from './client';
 import { client } from './client.gen';
-import type { AuditListAuditData, AuditListAuditErrors, AuditListAuditResponses, AuthChangePasswordData, AuthChangePasswordErrors, AuthChangePasswordResponses, AuthLoginData, AuthLoginErrors, AuthLoginResponses, AuthLogoutData, AuthLogoutResponses, AuthMeData, AuthMeResponses, AuthSetupData, AuthSetupErrors, AuthSetupResponses, AuthSetupStatusData, AuthSetupStatusResponses, BackendsAddBackendData, BackendsAddBackendErrors, BackendsAddBackendResponses, BackendsDeleteBackendData, BackendsDeleteBackendErrors, BackendsDeleteBackendResponses, BackendsDeleteHealthCheckData, BackendsDeleteHealthCheckErrors, BackendsDeleteHealthCheckResponses, BackendsGetBackendData, BackendsGetBackendErrors, BackendsGetBackendResponses, BackendsListBackendsData, BackendsListBackendsErrors, BackendsListBackendsResponses, BackendsPutHealthCheckData, BackendsPutHealthCheckErrors, BackendsPutHealthCheckResponses, BackendsUpdateBackendData, BackendsUpdateBackendErrors, BackendsUpdateBackendResponses, FirewallGetFirewallData, FirewallGetFirewallResponses, FirewallPutFirewallData, FirewallPutFirewallErrors, FirewallPutFirewallResponses, NodeGetNodeData, NodeGetNodeResponses, NodePutNodeData, NodePutNodeErrors, NodePutNodeResponses, RevisionsCommitData, RevisionsCommitErrors, RevisionsCommitResponses, RevisionsConfirmData, RevisionsConfirmErrors, RevisionsConfirmResponses, RevisionsDiffData, RevisionsDiffErrors, RevisionsDiffResponses, RevisionsGetRevisionData, RevisionsGetRevisionErrors, RevisionsGetRevisionResponses, RevisionsListRevisionsData, RevisionsListRevisionsErrors, RevisionsListRevisionsResponses, RevisionsPendingData, RevisionsPendingResponses, RevisionsRollbackData, RevisionsRollbackErrors, RevisionsRollbackResponses, ServicesCreateServiceData, ServicesCreateServiceErrors, ServicesCreateServiceResponses, ServicesDeleteServiceData, ServicesDeleteServiceErrors, ServicesDeleteServiceResponses, ServicesGetHealthCheckData, ServicesGetHealthCheckErrors, ServicesGetHealthCheckResponses, ServicesGetServiceData, ServicesGetServiceErrors, ServicesGetServiceResponses, ServicesListServicesData, ServicesListServicesErrors, ServicesListServicesResponses, ServicesPutHealthCheckData, ServicesPutHealthCheckErrors, ServicesPutHealthCheckResponses, ServicesUpdateServiceData, ServicesUpdateServiceErrors, ServicesUpdateServiceResponses, StatusGetStatusData, StatusGetStatusResponses, StatusHealthData, StatusHealthResponses, TelemetryCurrentData, TelemetryCurrentResponses, TelemetryHistoryData, TelemetryHistoryErrors, TelemetryHistoryResponses, TelemetryListEventsData, TelemetryListEventsErrors, TelemetryListEventsResponses, TelemetryPrometheusData, TelemetryPrometheusResponses, TelemetryStreamData, TelemetryStreamResponses, TokensCreateTokenData, TokensCreateTokenErrors, TokensCreateTokenResponses, TokensDeleteTokenData, TokensDeleteTokenErrors, TokensDeleteTokenResponses, TokensListTokensData, TokensListTokensResponses, UsersCreateUserData, UsersCreateUserErrors, UsersCreateUserResponses, UsersDeleteUserData, UsersDeleteUserErrors, UsersDeleteUserResponses, UsersListUsersData, UsersListUsersResponses, UsersUpdateUserData, UsersUpdateUserErrors, UsersUpdateUserResponses, VipGroupsCreateGroupData, VipGroupsCreateGroupErrors, VipGroupsCreateGroupResponses, VipGroupsDeleteGroupData, VipGroupsDeleteGroupErrors, VipGroupsDeleteGroupResponses, VipGroupsListGroupsData, VipGroupsListGroupsResponses, VipGroupsUpdateGroupData, VipGroupsUpdateGroupErrors, VipGroupsUpdateGroupResponses } from './types.gen';
+import type { AuditListAuditData, AuditListAuditErrors, AuditListAuditResponses, AuthChangePasswordData, AuthChangePasswordErrors, AuthChangePasswordResponses, AuthLoginData, AuthLoginErrors, AuthLoginResponses, AuthLogoutData, AuthLogoutResponses, AuthMeData, AuthMeResponses, AuthSetupData, AuthSetupErrors, AuthSetupResponses, AuthSetupStatusData, AuthSetupStatusResponses, BackendsAddBackendData, BackendsAddBackendErrors, BackendsAddBackendResponses, BackendsDeleteBackendData, BackendsDeleteBackendErrors, BackendsDeleteBackendResponses, BackendsDeleteHealthCheckData, BackendsDeleteHealthCheckErrors, BackendsDeleteHealthCheckResponses, BackendsGetBackendData, BackendsGetBackendErrors, BackendsGetBackendResponses, BackendsListBackendsData, BackendsListBackendsErrors, BackendsListBackendsResponses, BackendsPutHealthCheckData, BackendsPutHealthCheckErrors, BackendsPutHealthCheckResponses, BackendsUpdateBackendData, BackendsUpdateBackendErrors, BackendsUpdateBackendResponses, FirewallGetFirewallData, FirewallGetFirewallResponses, FirewallPutFirewallData, FirewallPutFirewallErrors, FirewallPutFirewallResponses, HaFailoverDrillData, HaFailoverDrillErrors, HaFailoverDrillResponses, HaHaDiffData, HaHaDiffErrors, HaHaDiffResponses, HaHaStatusData, HaHaStatusResponses, HaMaintenanceData, HaMaintenanceErrors, HaMaintenanceResponses, HaMakeActiveData, HaMakeActiveErrors, HaMakeActiveResponses, HaPairData, HaPairErrors, HaPairingCodeData, HaPairingCodeErrors, HaPairingCodeResponses, HaPairResponses, HaResolveData, HaResolveErrors, HaResolveResponses, HaSyncNowData, HaSyncNowErrors, HaSyncNowResponses, HaUnpairData, HaUnpairErrors, HaUnpairResponses, NodeGetNodeData, NodeGetNodeResponses, NodePutNodeData, NodePutNodeErrors, NodePutNodeResponses, RevisionsCommitData, RevisionsCommitErrors, RevisionsCommitResponses, RevisionsConfirmData, RevisionsConfirmErrors, RevisionsConfirmResponses, RevisionsDiffData, RevisionsDiffErrors, RevisionsDiffResponses, RevisionsGetRevisionData, RevisionsGetRevisionErrors, RevisionsGetRevisionResponses, RevisionsListRevisionsData, RevisionsListRevisionsErrors, RevisionsListRevisionsResponses, RevisionsPendingData, RevisionsPendingResponses, RevisionsRollbackData, RevisionsRollbackErrors, RevisionsRollbackResponses, ServicesCreateServiceData, ServicesCreateServiceErrors, ServicesCreateServiceResponses, ServicesDeleteServiceData, ServicesDeleteServiceErrors, ServicesDeleteServiceResponses, ServicesGetHealthCheckData, ServicesGetHealthCheckErrors, ServicesGetHealthCheckResponses, ServicesGetServiceData, ServicesGetServiceErrors, ServicesGetServiceResponses, ServicesListServicesData, ServicesListServicesErrors, ServicesListServicesResponses, ServicesPutHealthCheckData, ServicesPutHealthCheckErrors, ServicesPutHealthCheckResponses, ServicesUpdateServiceData, ServicesUpdateServiceErrors, ServicesUpdateServiceResponses, StatusGetStatusData, StatusGetStatusResponses, StatusHealthData, StatusHealthResponses, TelemetryCurrentData, TelemetryCurrentResponses, TelemetryHistoryData, TelemetryHistoryErrors, TelemetryHistoryResponses, TelemetryListEventsData, TelemetryListEventsErrors, TelemetryListEventsResponses, TelemetryPrometheusData, TelemetryPrometheusResponses, TelemetryStreamData, TelemetryStreamResponses, TokensCreateTokenData, TokensCreateTokenErrors, TokensCreateTokenResponses, TokensDeleteTokenData, TokensDeleteTokenErrors, TokensDeleteTokenResponses, TokensListTokensData, TokensListTokensResponses, UsersCreateUserData, UsersCreateUserErrors, UsersCreateUserResponses, UsersDeleteUserData, UsersDeleteUserErrors, UsersDeleteUserResponses, UsersListUsersData, UsersListUsersResponses, UsersUpdateUserData, UsersUpdateUserErrors, UsersUpdateUserResponses, VipGroupsCreateGroupData, VipGroupsCreateGroupErrors, VipGroupsCreateGroupResponses, VipGroupsDeleteGroupData, VipGroupsDeleteGroupErrors, VipGroupsDeleteGroupResponses, VipGroupsListGroupsData, VipGroupsListGroupsResponses, VipGroupsUpdateGroupData, VipGroupsUpdateGroupErrors, VipGroupsUpdateGroupResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -49,7 +49,7 @@ export const authLogout = <ThrowOnError extends boolean = true>(options?: Option
 });
 
 /**
- * The logged-in user
+ * The logged-in user, and the address the appliance sees them at
  */
 export const authMe = <ThrowOnError extends boolean = true>(options?: Options<AuthMeData, ThrowOnError>) => (options?.client ?? client).get<AuthMeResponses, unknown, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -108,6 +108,108 @@ export const firewallPutFirewall = <ThrowOnError extends boolean = true>(options
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Unified diff of the shared configuration and users: this node against the peer
+ */
+export const haHaDiff = <ThrowOnError extends boolean = true>(options?: Options<HaHaDiffData, ThrowOnError>) => (options?.client ?? client).get<HaHaDiffResponses, HaHaDiffErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/ha/diff',
+    ...options
+});
+
+/**
+ * Failover drill from the active node: step down, time the peer's takeover, probe the VIPs
+ */
+export const haFailoverDrill = <ThrowOnError extends boolean = true>(options?: Options<HaFailoverDrillData, ThrowOnError>) => (options?.client ?? client).post<HaFailoverDrillResponses, HaFailoverDrillErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/ha/drill',
+    ...options
+});
+
+/**
+ * Enter or leave maintenance: the VIPs move to the peer at once
+ */
+export const haMaintenance = <ThrowOnError extends boolean = true>(options: Options<HaMaintenanceData, ThrowOnError>) => (options.client ?? client).post<HaMaintenanceResponses, HaMaintenanceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/ha/maintenance',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Make this (standby) node active: the peer steps down until this node is MASTER
+ */
+export const haMakeActive = <ThrowOnError extends boolean = true>(options?: Options<HaMakeActiveData, ThrowOnError>) => (options?.client ?? client).post<HaMakeActiveResponses, HaMakeActiveErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/ha/make-active',
+    ...options
+});
+
+/**
+ * Unpair (tells the peer too, if it answers)
+ */
+export const haUnpair = <ThrowOnError extends boolean = true>(options?: Options<HaUnpairData, ThrowOnError>) => (options?.client ?? client).delete<HaUnpairResponses, HaUnpairErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/ha/pair',
+    ...options
+});
+
+/**
+ * Pair with the node showing the code (on node A); this node's configuration then replaces the peer's
+ */
+export const haPair = <ThrowOnError extends boolean = true>(options: Options<HaPairData, ThrowOnError>) => (options.client ?? client).post<HaPairResponses, HaPairErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/ha/pair',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Show a one-time code for pairing (on node B)
+ */
+export const haPairingCode = <ThrowOnError extends boolean = true>(options?: Options<HaPairingCodeData, ThrowOnError>) => (options?.client ?? client).post<HaPairingCodeResponses, HaPairingCodeErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/ha/pairing-code',
+    ...options
+});
+
+/**
+ * End a conflict: this node's configuration wins (local) or the peer's (peer)
+ */
+export const haResolve = <ThrowOnError extends boolean = true>(options: Options<HaResolveData, ThrowOnError>) => (options.client ?? client).post<HaResolveResponses, HaResolveErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/ha/resolve',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * This node's and the peer's roles, config sync, connection sync, split brain, transitions
+ */
+export const haHaStatus = <ThrowOnError extends boolean = true>(options?: Options<HaHaStatusData, ThrowOnError>) => (options?.client ?? client).get<HaHaStatusResponses, unknown, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/ha/status',
+    ...options
+});
+
+/**
+ * Push this node's configuration to the peer now (if the peer is behind)
+ */
+export const haSyncNow = <ThrowOnError extends boolean = true>(options?: Options<HaSyncNowData, ThrowOnError>) => (options?.client ?? client).post<HaSyncNowResponses, HaSyncNowErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/ha/sync',
+    ...options
 });
 
 /**

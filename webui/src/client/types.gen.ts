@@ -100,6 +100,20 @@ export type BackendCreate = {
 };
 
 /**
+ * BackendIssue
+ */
+export type BackendIssue = {
+    /**
+     * Code
+     */
+    code: string;
+    /**
+     * Message
+     */
+    message: string;
+};
+
+/**
  * BackendRead
  *
  * A real server. Weight 0 drains it: established connections finish, no new ones arrive.
@@ -175,6 +189,10 @@ export type BackendStats = {
      */
     port: number | null;
     state: BackendState;
+    /**
+     * Warnings
+     */
+    warnings?: Array<BackendIssue>;
 };
 
 /**
@@ -248,6 +266,32 @@ export type CommitRequest = {
 };
 
 /**
+ * ConnSync
+ */
+export type ConnSync = {
+    /**
+     * Enabled
+     */
+    enabled: boolean;
+    /**
+     * Interface
+     */
+    interface: string | null;
+    /**
+     * Local Connections
+     */
+    local_connections: number | null;
+    /**
+     * Local Daemon
+     */
+    local_daemon: 'master' | 'backup' | 'off';
+    /**
+     * Peer Connections
+     */
+    peer_connections: number | null;
+};
+
+/**
  * DataplaneStatus
  */
 export type DataplaneStatus = {
@@ -308,6 +352,40 @@ export type Diff = {
  * DnsQueryType
  */
 export type DnsQueryType = 'A' | 'AAAA' | 'NS' | 'CNAME' | 'SOA' | 'MX' | 'TXT';
+
+/**
+ * DrillResult
+ */
+export type DrillResult = {
+    /**
+     * Connections Before
+     */
+    connections_before: number | null;
+    /**
+     * Handover Ms
+     */
+    handover_ms: number | null;
+    /**
+     * Message
+     */
+    message: string;
+    /**
+     * Peer Connections After
+     */
+    peer_connections_after: number | null;
+    /**
+     * Probe Failed
+     */
+    probe_failed: number;
+    /**
+     * Probe Targets
+     */
+    probe_targets: Array<string>;
+    /**
+     * Probe Total
+     */
+    probe_total: number;
+};
 
 /**
  * EventRead
@@ -389,6 +467,24 @@ export type Firewall = {
 export type Forwarding = 'nat' | 'dr' | 'tun';
 
 /**
+ * GroupState
+ */
+export type GroupState = {
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Since
+     */
+    since: string | null;
+    /**
+     * State
+     */
+    state: 'MASTER' | 'BACKUP' | 'FAULT' | 'UNKNOWN';
+};
+
+/**
  * HTTPValidationError
  */
 export type HttpValidationError = {
@@ -396,6 +492,157 @@ export type HttpValidationError = {
      * Detail
      */
     detail?: Array<ValidationError>;
+};
+
+/**
+ * HaDiff
+ */
+export type HaDiff = {
+    /**
+     * In Sync
+     */
+    in_sync: boolean;
+    /**
+     * Local Hash
+     */
+    local_hash: string | null;
+    /**
+     * Local Revision
+     */
+    local_revision: number | null;
+    /**
+     * Peer Hash
+     */
+    peer_hash: string | null;
+    /**
+     * Peer Revision
+     */
+    peer_revision: number | null;
+    /**
+     * Text
+     */
+    text: string;
+};
+
+/**
+ * HaNode
+ */
+export type HaNode = {
+    /**
+     * Groups
+     */
+    groups: Array<GroupState>;
+    /**
+     * Maintenance
+     */
+    maintenance: boolean;
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Priority
+     */
+    priority: number;
+    /**
+     * Role
+     */
+    role: 'active' | 'standby' | 'fault' | 'maintenance' | 'standalone' | 'unknown';
+    /**
+     * Writer
+     */
+    writer: boolean;
+};
+
+/**
+ * HaPeer
+ */
+export type HaPeer = {
+    /**
+     * Applied Revision
+     */
+    applied_revision: number | null;
+    /**
+     * Groups
+     */
+    groups: Array<GroupState>;
+    /**
+     * Last Seen
+     */
+    last_seen: string | null;
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Reachable
+     */
+    reachable: boolean;
+    /**
+     * Role
+     */
+    role: 'active' | 'standby' | 'fault' | 'maintenance' | 'standalone' | 'unknown' | null;
+    /**
+     * Unreachable Since
+     */
+    unreachable_since: string | null;
+    /**
+     * Url
+     */
+    url: string;
+    /**
+     * Writer
+     */
+    writer: boolean | null;
+};
+
+/**
+ * HaStatus
+ */
+export type HaStatus = {
+    conn_sync: ConnSync;
+    node: HaNode;
+    peer: HaPeer | null;
+    split_brain: SplitBrain;
+    sync: HaSync;
+    /**
+     * Transitions
+     */
+    transitions: Array<Transition>;
+};
+
+/**
+ * HaSync
+ */
+export type HaSync = {
+    /**
+     * Local Hash
+     */
+    local_hash: string | null;
+    /**
+     * Local Revision
+     */
+    local_revision: number | null;
+    /**
+     * Message
+     */
+    message: string;
+    /**
+     * Peer Hash
+     */
+    peer_hash: string | null;
+    /**
+     * Peer Revision
+     */
+    peer_revision: number | null;
+    /**
+     * Since
+     */
+    since: string | null;
+    /**
+     * State
+     */
+    state: 'unpaired' | 'in_sync' | 'peer_behind' | 'peer_ahead' | 'conflict' | 'unreachable';
 };
 
 /**
@@ -498,6 +745,71 @@ export type LoginResponse = {
 };
 
 /**
+ * MaintenanceRequest
+ */
+export type MaintenanceRequest = {
+    /**
+     * Enabled
+     */
+    enabled: boolean;
+};
+
+/**
+ * MaintenanceState
+ */
+export type MaintenanceState = {
+    /**
+     * File
+     */
+    file: string;
+    /**
+     * Maintenance
+     */
+    maintenance: boolean;
+};
+
+/**
+ * MakeActiveResult
+ */
+export type MakeActiveResult = {
+    /**
+     * Handover Ms
+     */
+    handover_ms: number;
+    /**
+     * Message
+     */
+    message: string;
+};
+
+/**
+ * Me
+ */
+export type Me = {
+    /**
+     * Client Address
+     */
+    client_address: string;
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Disabled
+     */
+    disabled: boolean;
+    /**
+     * Id
+     */
+    id: number;
+    role: Role;
+    /**
+     * Username
+     */
+    username: string;
+};
+
+/**
  * Node
  *
  * Settings that belong to this appliance only and never replicate to the peer.
@@ -524,13 +836,70 @@ export type Node = {
      */
     sync_interface?: string | null;
     /**
+     * Track Interfaces
+     */
+    track_interfaces?: Array<string>;
+    /**
      * Unicast Source
      */
     unicast_source?: string | null;
     /**
+     * Vip Interfaces
+     */
+    vip_interfaces?: {
+        [key: string]: unknown | string;
+    };
+    /**
      * Vrrp Interface
      */
     vrrp_interface?: string;
+};
+
+/**
+ * PairRequest
+ */
+export type PairRequest = {
+    /**
+     * Code
+     */
+    code: string;
+    /**
+     * Local Url
+     */
+    local_url?: string | null;
+    /**
+     * Peer Url
+     */
+    peer_url: string;
+};
+
+/**
+ * PairResult
+ */
+export type PairResult = {
+    /**
+     * Peer Name
+     */
+    peer_name: string;
+    /**
+     * Peer Url
+     */
+    peer_url: string;
+    sync: SyncResult;
+};
+
+/**
+ * PairingCode
+ */
+export type PairingCode = {
+    /**
+     * Code
+     */
+    code: string;
+    /**
+     * Expires At
+     */
+    expires_at: string;
 };
 
 /**
@@ -677,6 +1046,16 @@ export type Rates = {
      * Outpps
      */
     outpps: number;
+};
+
+/**
+ * ResolveRequest
+ */
+export type ResolveRequest = {
+    /**
+     * Winner
+     */
+    winner: 'local' | 'peer';
 };
 
 /**
@@ -1223,6 +1602,28 @@ export type SorryServer = {
 };
 
 /**
+ * SplitBrain
+ */
+export type SplitBrain = {
+    /**
+     * Active
+     */
+    active: boolean;
+    /**
+     * Groups
+     */
+    groups: Array<string>;
+    /**
+     * Holding
+     */
+    holding: boolean;
+    /**
+     * Since
+     */
+    since: string | null;
+};
+
+/**
  * StatsSnapshot
  */
 export type StatsSnapshot = {
@@ -1281,6 +1682,28 @@ export type Status = {
      * Version
      */
     version: string;
+};
+
+/**
+ * SyncResult
+ */
+export type SyncResult = {
+    /**
+     * Local Revision
+     */
+    local_revision: number | null;
+    /**
+     * Message
+     */
+    message: string;
+    /**
+     * Peer Revision
+     */
+    peer_revision: number | null;
+    /**
+     * Result
+     */
+    result: 'in_sync' | 'fast_forward' | 'forced' | 'peer_ahead' | 'conflict' | 'failed' | 'nothing_to_push' | 'pulled';
 };
 
 /**
@@ -1376,9 +1799,49 @@ export type TokensList = {
 };
 
 /**
+ * Transition
+ */
+export type Transition = {
+    /**
+     * From
+     */
+    from: string | null;
+    /**
+     * Group
+     */
+    group: string;
+    /**
+     * Node
+     */
+    node: string;
+    /**
+     * Reason
+     */
+    reason: string;
+    /**
+     * Time
+     */
+    time: string;
+    /**
+     * To
+     */
+    to: string;
+};
+
+/**
  * TunnelType
  */
 export type TunnelType = 'ipip' | 'gue' | 'gre';
+
+/**
+ * UnpairResult
+ */
+export type UnpairResult = {
+    /**
+     * Peer
+     */
+    peer: string;
+};
 
 /**
  * UserCreate
@@ -1681,7 +2144,7 @@ export type AuthMeResponses = {
     /**
      * Successful Response
      */
-    200: UserRead;
+    200: Me;
 };
 
 export type AuthMeResponse = AuthMeResponses[keyof AuthMeResponses];
@@ -1814,6 +2277,245 @@ export type FirewallPutFirewallResponses = {
 
 export type FirewallPutFirewallResponse = FirewallPutFirewallResponses[keyof FirewallPutFirewallResponses];
 
+export type HaHaDiffData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/ha/diff';
+};
+
+export type HaHaDiffErrors = {
+    /**
+     * Not paired, or the peer refused or could not be asked
+     */
+    409: unknown;
+};
+
+export type HaHaDiffResponses = {
+    /**
+     * Successful Response
+     */
+    200: HaDiff;
+};
+
+export type HaHaDiffResponse = HaHaDiffResponses[keyof HaHaDiffResponses];
+
+export type HaFailoverDrillData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/ha/drill';
+};
+
+export type HaFailoverDrillErrors = {
+    /**
+     * Not paired, or the peer refused or could not be asked
+     */
+    409: unknown;
+};
+
+export type HaFailoverDrillResponses = {
+    /**
+     * Successful Response
+     */
+    200: DrillResult;
+};
+
+export type HaFailoverDrillResponse = HaFailoverDrillResponses[keyof HaFailoverDrillResponses];
+
+export type HaMaintenanceData = {
+    body: MaintenanceRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v1/ha/maintenance';
+};
+
+export type HaMaintenanceErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type HaMaintenanceError = HaMaintenanceErrors[keyof HaMaintenanceErrors];
+
+export type HaMaintenanceResponses = {
+    /**
+     * Successful Response
+     */
+    200: MaintenanceState;
+};
+
+export type HaMaintenanceResponse = HaMaintenanceResponses[keyof HaMaintenanceResponses];
+
+export type HaMakeActiveData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/ha/make-active';
+};
+
+export type HaMakeActiveErrors = {
+    /**
+     * Not paired, or the peer refused or could not be asked
+     */
+    409: unknown;
+    /**
+     * This node did not become MASTER in time
+     */
+    504: unknown;
+};
+
+export type HaMakeActiveResponses = {
+    /**
+     * Successful Response
+     */
+    200: MakeActiveResult;
+};
+
+export type HaMakeActiveResponse = HaMakeActiveResponses[keyof HaMakeActiveResponses];
+
+export type HaUnpairData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/ha/pair';
+};
+
+export type HaUnpairErrors = {
+    /**
+     * Not paired, or the peer refused or could not be asked
+     */
+    409: unknown;
+};
+
+export type HaUnpairResponses = {
+    /**
+     * Successful Response
+     */
+    200: UnpairResult;
+};
+
+export type HaUnpairResponse = HaUnpairResponses[keyof HaUnpairResponses];
+
+export type HaPairData = {
+    body: PairRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v1/ha/pair';
+};
+
+export type HaPairErrors = {
+    /**
+     * Not paired, or the peer refused or could not be asked
+     */
+    409: unknown;
+    /**
+     * The peer is unreachable or did not accept the code
+     */
+    422: unknown;
+};
+
+export type HaPairResponses = {
+    /**
+     * Successful Response
+     */
+    200: PairResult;
+};
+
+export type HaPairResponse = HaPairResponses[keyof HaPairResponses];
+
+export type HaPairingCodeData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/ha/pairing-code';
+};
+
+export type HaPairingCodeErrors = {
+    /**
+     * Not paired, or the peer refused or could not be asked
+     */
+    409: unknown;
+};
+
+export type HaPairingCodeResponses = {
+    /**
+     * Successful Response
+     */
+    201: PairingCode;
+};
+
+export type HaPairingCodeResponse = HaPairingCodeResponses[keyof HaPairingCodeResponses];
+
+export type HaResolveData = {
+    body: ResolveRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v1/ha/resolve';
+};
+
+export type HaResolveErrors = {
+    /**
+     * Not paired, or the peer refused or could not be asked
+     */
+    409: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type HaResolveError = HaResolveErrors[keyof HaResolveErrors];
+
+export type HaResolveResponses = {
+    /**
+     * Successful Response
+     */
+    200: SyncResult;
+};
+
+export type HaResolveResponse = HaResolveResponses[keyof HaResolveResponses];
+
+export type HaHaStatusData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/ha/status';
+};
+
+export type HaHaStatusResponses = {
+    /**
+     * Successful Response
+     */
+    200: HaStatus;
+};
+
+export type HaHaStatusResponse = HaHaStatusResponses[keyof HaHaStatusResponses];
+
+export type HaSyncNowData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/ha/sync';
+};
+
+export type HaSyncNowErrors = {
+    /**
+     * Not paired, or the peer refused or could not be asked
+     */
+    409: unknown;
+};
+
+export type HaSyncNowResponses = {
+    /**
+     * Successful Response
+     */
+    200: SyncResult;
+};
+
+export type HaSyncNowResponse = HaSyncNowResponses[keyof HaSyncNowResponses];
+
 export type StatusHealthData = {
     body?: never;
     path?: never;
@@ -1918,7 +2620,7 @@ export type RevisionsCommitData = {
 
 export type RevisionsCommitErrors = {
     /**
-     * Nothing to commit, a confirmation is pending, or applying failed and was rolled back
+     * Nothing to commit, a confirmation is pending, applying failed and was rolled back, or this node is a standby (code standby_read_only)
      */
     409: unknown;
     /**
@@ -2044,7 +2746,7 @@ export type RevisionsRollbackData = {
 
 export type RevisionsRollbackErrors = {
     /**
-     * Nothing to commit, a confirmation is pending, or applying failed and was rolled back
+     * Nothing to commit, a confirmation is pending, applying failed and was rolled back, or this node is a standby (code standby_read_only)
      */
     409: unknown;
     /**

@@ -7,9 +7,11 @@ import {
   IconHistory,
   IconKey,
   IconListDetails,
+  IconLock,
   IconLogout,
   IconMoon,
   IconServer2,
+  IconShieldLock,
   IconSun,
   IconTopologyStar3,
   IconUsers,
@@ -23,11 +25,13 @@ import { StreamProvider, useStream } from '../api/stream';
 import { useCan, useCurrentUser } from '../auth/useCurrentUser';
 import { ConfirmBanner } from './ConfirmBanner';
 import { PendingChangesBar } from './PendingChangesBar';
+import { StandbyBanner } from './StandbyBanner';
 
 const NAV = [
   { to: '/', label: 'Overview', icon: IconGauge },
   { to: '/services', label: 'Services', icon: IconServer2 },
   { to: '/ha', label: 'High availability', icon: IconTopologyStar3 },
+  { to: '/firewall', label: 'Firewall', icon: IconShieldLock },
   { to: '/revisions', label: 'Revisions', icon: IconHistory },
   { to: '/events', label: 'Events & audit', icon: IconListDetails },
   { to: '/guide', label: 'Scheduling guide', icon: IconBook },
@@ -63,6 +67,7 @@ export function Layout({ children }: { children: ReactNode }) {
           ))}
         </AppShell.Navbar>
         <AppShell.Main pb={80}>
+          <StandbyBanner />
           <ConfirmBanner />
           {children}
         </AppShell.Main>
@@ -138,6 +143,9 @@ function UserMenu() {
       <Menu.Dropdown>
         <Menu.Item component={RouterLink} to="/tokens" leftSection={<IconKey size={16} />}>
           My API tokens
+        </Menu.Item>
+        <Menu.Item component={RouterLink} to="/account/password" leftSection={<IconLock size={16} />}>
+          Change my password
         </Menu.Item>
         <Menu.Item leftSection={<IconLogout size={16} />} onClick={() => logout.mutate()}>
           Sign out

@@ -6,6 +6,7 @@ import { errorMessage } from '../api/errors';
 import { changesQuery, commitMutation } from '../api/queries/revisions';
 import { useCan } from '../auth/useCurrentUser';
 import type { RevisionRead } from '../client/types.gen';
+import { changesManagementAccess, suggestConfirmDeadline } from '../lib/plan';
 import { DiffView } from './DiffView';
 import { PlanList } from './PlanList';
 import { RevisionOutcome } from './RevisionOutcome';
@@ -24,14 +25,19 @@ export function ReviewChangesModal({ opened, onClose }: { opened: boolean; onClo
   const plan = changes.data?.plan;
 
   // Risky changes default to commit-confirmed: a mistake that cuts access undoes itself.
+  const suggestSafe = suggestConfirmDeadline(plan);
+  const accessChange = changesManagementAccess(plan);
   useEffect(() => {
     if (opened) {
-      setSafe(!!plan?.disruptive);
       setResult(null);
       commit.reset();
     }
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [opened, plan?.disruptive]);
+  }, [opened]);
+  // Follows the plan as it loads, but not once committed: the plan is empty then.
+  useEffect(() => {
+    if (opened && !result) setSafe(suggestSafe);
+  }, [opened, suggestSafe, result]);
 
   const apply = () =>
     commit.mutate(
@@ -97,6 +103,13 @@ export function ReviewChangesModal({ opened, onClose }: { opened: boolean; onClo
                   onChange={setSeconds}
                 />
               </Group>
+              {accessChange && (
+                <Alert color={safe ? 'blue' : 'red'} title="This changes who can reach the management ports" data-testid="access-change-advice">
+                  {safe
+                    ? 'If it shuts you out, it rolls back by itself when the time is up. Before confirming, open the dashboard in a new private window and sign in there: this tab keeps its open connection, so it proves nothing.'
+                    : 'Without automatic rollback, a wrong allow-list can lock you out until someone fixes it at the console.'}
+                </Alert>
+              )}
               {commit.error && (
                 <Alert color="red" title="Not applied">
                   {errorMessage(commit.error)}

@@ -1,5 +1,6 @@
-import { Badge, Tooltip } from '@mantine/core';
-import type { BackendState, RevisionState, ServiceStats } from '../client/types.gen';
+import { Badge, Group, Stack, Text, Tooltip } from '@mantine/core';
+import { IconAlertTriangle } from '@tabler/icons-react';
+import type { BackendIssue, BackendState, RevisionState, ServiceStats } from '../client/types.gen';
 
 const BACKEND_STATE: Record<BackendState, { color: string; label: string; help: string }> = {
   up: { color: 'green', label: 'up', help: 'Passing health checks and receiving traffic' },
@@ -17,6 +18,26 @@ export function BackendStateBadge({ state }: { state: BackendState }) {
         {info.label}
       </Badge>
     </Tooltip>
+  );
+}
+
+/**
+ * Problems a health check cannot see (the API's VIP guard): the backend answers its checks, yet
+ * the traffic IPVS sends it is lost. Shown in full: at 2 a.m. nobody hovers over a tooltip.
+ */
+export function BackendWarnings({ warnings }: { warnings: BackendIssue[] }) {
+  if (!warnings.length) return null;
+  return (
+    <Stack gap={2} mt={4} maw={360}>
+      {warnings.map((w) => (
+        <Group key={w.code} gap={4} wrap="nowrap" align="flex-start" data-warning={w.code}>
+          <IconAlertTriangle size={14} color="var(--mantine-color-red-filled)" style={{ flexShrink: 0, marginTop: 2 }} aria-label="Warning" />
+          <Text size="xs" c="red">
+            {w.message.charAt(0).toUpperCase() + w.message.slice(1)}
+          </Text>
+        </Group>
+      ))}
+    </Stack>
   );
 }
 

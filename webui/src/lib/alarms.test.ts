@@ -67,6 +67,35 @@ describe('computeAlarms', () => {
     expect(alarms.map((a) => a.id)).toEqual(['service-down-web']);
   });
 
+  it('raises a backend that passes its check but drops its traffic', () => {
+    const snapshot = stats(['up', 'up']);
+    snapshot.services[0].backends[1].warnings = [
+      { code: 'vip_missing', message: 'does not answer packets addressed to the VIP 192.0.2.10: it passes its health checks, but the traffic IPVS sends it is dropped.' },
+    ];
+    const alarms = computeAlarms(status(), snapshot, undefined);
+    expect(alarms).toHaveLength(1);
+    expect(alarms[0]).toMatchObject({
+      id: 'backend-warning-vip_missing-web-198.51.100.2:80',
+      severity: 'critical',
+      title: 'web: backend 198.51.100.2:80 has no VIP: its traffic is dropped',
+      link: '/services?q=web',
+    });
+    expect(alarms[0].message).toMatch(/^198\.51\.100\.2:80 does not answer packets/);
+  });
+
+  it('puts the pair’s alarms among the others, critical first', () => {
+    const ha = {
+      node: { name: 'lb1', role: 'active', groups: [], maintenance: false, writer: true, priority: 150 },
+      peer: { name: 'lb2', url: 'https://10.0.0.2', reachable: false, last_seen: null, unreachable_since: '2026-01-01T00:00:00Z', role: null, groups: [], applied_revision: null, writer: null },
+      sync: { state: 'unreachable', local_revision: 3, local_hash: 'a', peer_revision: null, peer_hash: null, since: null, message: '' },
+      conn_sync: { enabled: false, interface: null, local_daemon: 'off', local_connections: null, peer_connections: null },
+      split_brain: { active: false, since: null, groups: [], holding: false },
+      transitions: [],
+    } as const;
+    const alarms = computeAlarms(status({ awaiting_confirm: 2 }), stats(['up']), undefined, structuredClone(ha) as never);
+    expect(alarms.map((a) => a.id)).toEqual(['ha-peer-unreachable', 'awaiting-confirm']);
+  });
+
   it('reports a failed newest revision', () => {
     const latest = { number: 3, state: 'failed', apply_result: { message: 'nft said no' } } as unknown as RevisionRead;
     expect(computeAlarms(status(), undefined, latest)[0]).toMatchObject({ severity: 'critical', message: 'nft said no' });

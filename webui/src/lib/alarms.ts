@@ -1,5 +1,23 @@
-/** What needs an operator's attention, worst first, from status, live stats and the newest revision. */
-import type { RevisionRead, StatsSnapshot, Status } from '../client/types.gen';
+/** What needs an operator's attention, worst first, from status, live stats, the newest revision and the HA pair. */
+import type { HaStatus, RevisionRead, StatsSnapshot, Status } from '../client/types.gen';
+import { haAlarms } from './ha';
+
+/**
+ * A backend that passes its health check yet loses the traffic IPVS sends it (the API's VIP
+ * guard, per backend in /stats/current). Its message follows the backend's address.
+ */
+export function backendWarningTitle(code: string, endpoint: string): string {
+  switch (code) {
+    case 'vip_missing':
+      return `backend ${endpoint} has no VIP: its traffic is dropped`;
+    case 'vip_port_closed':
+      return `backend ${endpoint} does not listen on the VIP`;
+    case 'not_on_link':
+      return `backend ${endpoint} is not on a directly attached network`;
+    default:
+      return `backend ${endpoint} cannot take its traffic`;
+  }
+}
 
 export type Alarm = {
   id: string;
@@ -10,8 +28,13 @@ export type Alarm = {
   link?: string;
 };
 
-export function computeAlarms(status: Status | undefined, stats: StatsSnapshot | undefined, latest: RevisionRead | undefined): Alarm[] {
-  const alarms: Alarm[] = [];
+export function computeAlarms(
+  status: Status | undefined,
+  stats: StatsSnapshot | undefined,
+  latest: RevisionRead | undefined,
+  ha?: HaStatus,
+): Alarm[] {
+  const alarms: Alarm[] = haAlarms(ha);
   if (status) {
     const dataplane = status.dataplane;
     if (status.dataplane_error) {
@@ -74,6 +97,17 @@ export function computeAlarms(status: Status | undefined, stats: StatsSnapshot |
   }
   if (stats?.ipvs_available) {
     for (const service of stats.services) {
+      for (const backend of service.backends) {
+        for (const warning of backend.warnings ?? []) {
+          alarms.push({
+            id: `backend-warning-${warning.code}-${service.name}-${backend.endpoint}`,
+            severity: 'critical',
+            title: `${service.name}: ${backendWarningTitle(warning.code, backend.endpoint)}`,
+            message: `${backend.endpoint} ${warning.message}`,
+            link: `/services?q=${encodeURIComponent(service.name)}`,
+          });
+        }
+      }
       const down = service.backends.filter((b) => b.state === 'down');
       if (service.backends_total > 0 && service.backends_up === 0) {
         alarms.push({

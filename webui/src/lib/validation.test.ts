@@ -1,4 +1,4 @@
-import { ipVersion, parsePorts, validAddress, validName, validPorts, validWeight } from './validation';
+import { ipVersion, parsePorts, samePassword, validAddress, validName, validNewPassword, validPorts, validWeight } from './validation';
 
 describe('addresses', () => {
   it.each([
@@ -55,5 +55,17 @@ describe('ports and weights', () => {
     expect(validWeight(65536)).toMatch(/between/);
     expect(validWeight(1.5)).toMatch(/whole/);
     expect(validWeight('')).toBe('Required');
+  });
+});
+
+describe('new passwords', () => {
+  it('takes 12 to 256 characters, as the API does', () => {
+    expect(validNewPassword('a'.repeat(11))).toMatch(/At least 12/);
+    expect(validNewPassword('a'.repeat(12))).toBeNull();
+    expect(validNewPassword('a'.repeat(257))).toMatch(/At most 256/);
+  });
+  it('wants the repetition to match', () => {
+    expect(samePassword('correct horse', 'correct horse')).toBeNull();
+    expect(samePassword('correct horse', 'correct house')).toBe('The passwords differ');
   });
 });

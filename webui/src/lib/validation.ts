@@ -13,6 +13,7 @@ export const HEX_PATTERN = /^(?:[0-9A-Fa-f]{2}){1,128}$/;
 export const MD5_PATTERN = /^[0-9a-fA-F]{32}$/;
 export const INTERFACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,14}$/;
 export const PASSWORD_MIN = 12;
+export const PASSWORD_MAX = 256;
 
 type Check = (value: string) => string | null;
 
@@ -108,4 +109,15 @@ export function validPorts(text: string): string | null {
   } catch (error) {
     return (error as Error).message;
   }
+}
+
+/** A new password as the API accepts it (12 to 256 characters). */
+export function validNewPassword(v: string): string | null {
+  if (v.length < PASSWORD_MIN) return `At least ${PASSWORD_MIN} characters; a passphrase is best`;
+  if (v.length > PASSWORD_MAX) return `At most ${PASSWORD_MAX} characters`;
+  return null;
+}
+
+export function samePassword(repeat: string, password: string): string | null {
+  return repeat === password ? null : 'The passwords differ';
 }

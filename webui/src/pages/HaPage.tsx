@@ -1,97 +1,57 @@
-import { Alert, Badge, Button, Card, Checkbox, Group, Modal, NumberInput, SimpleGrid, Stack, Table, Text, TextInput, Timeline, Title } from '@mantine/core';
+import { Alert, Button, Card, Checkbox, Group, Modal, NumberInput, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useForm } from '@mantine/form';
 import { IconPlus } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { createVipGroupMutation, deleteVipGroupMutation, nodeQuery, putNodeMutation, vipGroupsQuery } from '../api/queries/ha';
-import { statusQuery } from '../api/queries/status';
-import { eventsQuery } from '../api/queries/telemetry';
+import { errorMessage } from '../api/errors';
+import { createVipGroupMutation, deleteVipGroupMutation, haStatusQuery, nodeQuery, putNodeMutation, vipGroupsQuery } from '../api/queries/ha';
 import { useCan } from '../auth/useCurrentUser';
 import type { Node } from '../client/types.gen';
+import { PeerCard, SplitBrainAlert, ThisNodeCard } from '../components/ha/NodeCards';
+import { PairingCard } from '../components/ha/PairingCard';
+import { ConnSyncCard, TransitionsCard } from '../components/ha/PairStateCards';
+import { SyncCard } from '../components/ha/SyncCard';
+import { PageLoader } from '../components/PageLoader';
 import { useServerErrors } from '../components/useServerErrors';
-import { dateTime } from '../lib/format';
 import { INTERFACE_PATTERN, NAME_PATTERN, ipVersion } from '../lib/validation';
 import { ConfirmDeleteButton } from '../components/ConfirmDeleteButton';
 
 /**
- * The pair of nodes. The API does not report VRRP roles or the peer's state yet (that comes
- * with the HA endpoints); until then this page shows this node, the configured peer, the VIP
- * groups and the VRRP transitions recorded as events, and says plainly what is unknown.
+ * The HA pair: both nodes with their roles and VRRP groups, configuration and connection sync,
+ * the hand-over actions, the transitions, pairing; then the VIP groups and this node's settings.
  */
 export default function HaPage() {
+  const status = useQuery(haStatusQuery());
   return (
     <Stack>
       <Title order={2}>High availability</Title>
-      <SimpleGrid cols={{ base: 1, md: 2 }}>
-        <NodesCard />
-        <TransitionsCard />
-      </SimpleGrid>
+      {status.error && (
+        <Alert color="red" title="The HA state is not available">
+          {errorMessage(status.error)}
+        </Alert>
+      )}
+      {status.data?.split_brain.active && <SplitBrainAlert status={status.data} />}
+      {status.data ? (
+        <>
+          <SimpleGrid cols={{ base: 1, md: 2 }}>
+            <ThisNodeCard status={status.data} />
+            <PeerCard status={status.data} />
+          </SimpleGrid>
+          <SimpleGrid cols={{ base: 1, md: 2 }}>
+            <SyncCard status={status.data} />
+            <Stack>
+              <ConnSyncCard status={status.data} />
+              <TransitionsCard status={status.data} />
+            </Stack>
+          </SimpleGrid>
+          <PairingCard status={status.data} />
+        </>
+      ) : (
+        !status.error && <PageLoader />
+      )}
       <VipGroupsCard />
       <NodeSettingsCard />
     </Stack>
-  );
-}
-
-function NodesCard() {
-  const status = useQuery(statusQuery());
-  const node = useQuery(nodeQuery());
-  const peer = node.data?.peer_address;
-  return (
-    <Card withBorder>
-      <Title order={4} mb="sm">
-        Nodes
-      </Title>
-      <Stack gap="sm">
-        <Group justify="space-between">
-          <div>
-            <Text fw={600}>{status.data?.node ?? '…'} (this node)</Text>
-            <Text size="xs" c="dimmed">
-              priority {node.data?.priority ?? '…'} · VRRP on {node.data?.vrrp_interface ?? '…'}
-            </Text>
-          </div>
-          <Badge color="gray" variant="outline">role not reported</Badge>
-        </Group>
-        <Group justify="space-between">
-          <div>
-            <Text fw={600}>{peer ? `Peer ${peer}` : node.data?.multicast ? 'Peer (multicast)' : 'No peer'}</Text>
-            <Text size="xs" c="dimmed">
-              {peer || node.data?.multicast ? 'Its role and sync state are not reported by the API yet.' : 'This node runs alone: no failover.'}
-            </Text>
-          </div>
-          {(peer || node.data?.multicast) && <Badge color="gray" variant="outline">unknown</Badge>}
-        </Group>
-        <Text size="xs" c="dimmed">
-          Connection sync: {node.data?.sync_interface ? `on ${node.data.sync_interface}` : 'off'}
-        </Text>
-      </Stack>
-    </Card>
-  );
-}
-
-function TransitionsCard() {
-  const events = useQuery(eventsQuery({ kind: 'vrrp_state', limit: 20 }));
-  const list = events.data?.data ?? [];
-  return (
-    <Card withBorder>
-      <Title order={4} mb="sm">
-        Role changes
-      </Title>
-      {list.length ? (
-        <Timeline bulletSize={14} lineWidth={2}>
-          {list.map((e) => (
-            <Timeline.Item key={e.id} color={e.severity === 'info' ? 'blue' : 'red'} title={e.message}>
-              <Text size="xs" c="dimmed">
-                {dateTime(e.at)}
-              </Text>
-            </Timeline.Item>
-          ))}
-        </Timeline>
-      ) : (
-        <Text size="sm" c="dimmed">
-          No VRRP transitions recorded.
-        </Text>
-      )}
-    </Card>
   );
 }
 

@@ -4,7 +4,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { errorMessage } from '../api/errors';
 import { loginMutation, setupMutation, setupStatusQuery } from '../api/queries/auth';
 import { useServerErrors } from '../components/useServerErrors';
-import { PASSWORD_MIN, USERNAME_PATTERN } from '../lib/validation';
+import { PASSWORD_MIN, samePassword, USERNAME_PATTERN, validNewPassword } from '../lib/validation';
 
 /** Login, or on a new appliance the one-time creation of the first admin account. */
 export function LoginPage({ networkError }: { networkError: Error | null }) {
@@ -57,8 +57,8 @@ function SetupForm() {
     initialValues: { username: 'admin', password: '', repeat: '' },
     validate: {
       username: (v) => (USERNAME_PATTERN.test(v) ? null : 'Letters, digits, ".", "_", "@", "-"; up to 64'),
-      password: (v) => (v.length >= PASSWORD_MIN ? null : `At least ${PASSWORD_MIN} characters; a passphrase is best`),
-      repeat: (v, values) => (v === values.password ? null : 'The passwords differ'),
+      password: validNewPassword,
+      repeat: (v, values) => samePassword(v, values.password),
     },
   });
   const formError = useServerErrors(form, setup.error);

@@ -2,17 +2,18 @@ import { Anchor, Badge, Card, Group, SimpleGrid, Stack, Table, Text, Title } fro
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { errorMessage } from '../api/errors';
-import { nodeQuery } from '../api/queries/ha';
+import { haStatusQuery } from '../api/queries/ha';
 import { servicesQuery } from '../api/queries/services';
 import { statusQuery } from '../api/queries/status';
 import { currentStatsQuery } from '../api/queries/telemetry';
 import { useLatestRevision } from '../api/useLatestRevision';
 import { useLiveSeries } from '../api/useLiveSeries';
-import type { ServiceRead, ServiceStats } from '../client/types.gen';
+import type { HaStatus, ServiceRead, ServiceStats } from '../client/types.gen';
 import { AlarmList } from '../components/AlarmList';
 import { HealthBadge, RevisionStateBadge } from '../components/StateBadges';
 import { Sparkline } from '../components/Sparkline';
 import { computeAlarms } from '../lib/alarms';
+import { ROLE, syncSummary } from '../lib/ha';
 import { bitsPerSecond, compact, endpoint } from '../lib/format';
 
 export function OverviewPage() {
@@ -20,7 +21,8 @@ export function OverviewPage() {
   const stats = useQuery(currentStatsQuery());
   const services = useQuery(servicesQuery());
   const latest = useLatestRevision();
-  const alarms = computeAlarms(status.data, stats.data, latest);
+  const ha = useQuery(haStatusQuery());
+  const alarms = computeAlarms(status.data, stats.data, latest, ha.data);
   if (status.error) {
     alarms.unshift({ id: 'status-error', severity: 'critical', title: 'The API cannot report its status', message: errorMessage(status.error) });
   }
@@ -32,7 +34,7 @@ export function OverviewPage() {
       <Title order={2}>Overview</Title>
       <AlarmList alarms={alarms} checking={!status.data && !status.error} />
       <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }}>
-        <NodeCard />
+        <NodeCard ha={ha.data} />
         <RevisionCard />
         <TotalsCard stats={stats.data?.services ?? []} ipvs={ipvs} />
       </SimpleGrid>
@@ -109,24 +111,37 @@ function ServiceSparkline({ name }: { name: string }) {
   return <Sparkline columns={buffer?.columns() ?? null} metric="cps" label={`${name} connections per second, last 5 minutes`} />;
 }
 
-function NodeCard() {
+function NodeCard({ ha }: { ha: HaStatus | undefined }) {
   const status = useQuery(statusQuery());
-  const node = useQuery(nodeQuery());
-  const peer = node.data?.peer_address;
+  const sync = ha ? syncSummary(ha) : null;
   return (
-    <Card withBorder>
+    <Card withBorder data-testid="ha-card">
       <Text size="xs" c="dimmed" tt="uppercase" fw={600}>
         High availability
       </Text>
       <Group mt="xs" gap="xs">
-        <Text fw={600}>{status.data?.node ?? '…'}</Text>
-        <Badge color="gray" variant="outline">role not reported</Badge>
+        <Text fw={600}>{ha?.node.name ?? status.data?.node ?? '…'}</Text>
+        {ha && <Badge color={ROLE[ha.node.role].color}>{ROLE[ha.node.role].label}</Badge>}
+        {ha?.peer && (
+          <>
+            <Text size="sm" c="dimmed">
+              peer {ha.peer.name}
+            </Text>
+            {ha.peer.reachable ? (
+              <Badge color={ha.peer.role ? ROLE[ha.peer.role].color : 'gray'} variant="light">
+                {ha.peer.role ? ROLE[ha.peer.role].label : 'unknown'}
+              </Badge>
+            ) : (
+              <Badge color="red">unreachable</Badge>
+            )}
+          </>
+        )}
       </Group>
-      <Text size="sm" c="dimmed" mt={4}>
-        {peer ? `Peer ${peer}: its state is not reported yet.` : node.data?.multicast ? 'Peer found by multicast VRRP.' : 'Single node: no peer configured.'}
+      <Text size="sm" c={sync?.tone === 'red' ? 'red' : 'dimmed'} mt={4} data-testid="ha-card-sync">
+        {sync ? (ha?.peer ? sync.title : 'Single node: no peer, no failover.') : 'HA state not reported.'}
       </Text>
       <Anchor component={Link} to="/ha" size="sm" mt="xs">
-        HA settings
+        High availability
       </Anchor>
     </Card>
   );

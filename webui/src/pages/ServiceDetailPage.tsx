@@ -12,7 +12,7 @@ import { useCan } from '../auth/useCurrentUser';
 import type { BackendRead, BackendStats, EventRead, ServiceRead } from '../client/types.gen';
 import { LiveCharts } from '../components/LiveCharts';
 import { PageLoader } from '../components/PageLoader';
-import { BackendStateBadge, HealthBadge } from '../components/StateBadges';
+import { BackendStateBadge, BackendWarnings, HealthBadge } from '../components/StateBadges';
 import { BackendModal } from '../forms/BackendModal';
 import { bitsPerSecond, compact, endpoint, relativeTime } from '../lib/format';
 import { FORWARDING, schedulerInfo } from '../lib/schedulers';
@@ -196,6 +196,7 @@ function BackendRow({ service, backend, stats, lastEvent, canEdit, onEdit }: Row
             </Tooltip>
           )}
         </Group>
+        <BackendWarnings warnings={stats?.warnings ?? []} />
       </Table.Td>
       <Table.Td>
         {canEdit ? <WeightEditor weight={weight} onSave={(w) => change('Weight set for', { weight: w })} label={`Weight of ${name}`} /> : <span className="num">{weight}</span>}

@@ -1,16 +1,18 @@
-import { Alert, Badge, Button, Card, Group, Modal, PasswordInput, Select, Stack, Switch, Table, TextInput, Title } from '@mantine/core';
+import { Alert, Anchor, Badge, Button, Card, Group, Modal, PasswordInput, Select, Stack, Switch, Table, Text, TextInput, Title } from '@mantine/core';
 import { useForm } from '@mantine/form';
 import { notifications } from '@mantine/notifications';
-import { IconPlus } from '@tabler/icons-react';
+import { IconKey, IconPlus } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
+import { Link } from 'react-router';
 import { errorMessage } from '../api/errors';
-import { createUserMutation, updateUserMutation, usersQuery } from '../api/queries/users';
+import { createUserMutation, deleteUserMutation, updateUserMutation, usersQuery } from '../api/queries/users';
 import { useCan, useCurrentUser } from '../auth/useCurrentUser';
-import type { Role } from '../client/types.gen';
+import type { Role, UserRead } from '../client/types.gen';
+import { ConfirmDeleteButton } from '../components/ConfirmDeleteButton';
 import { useServerErrors } from '../components/useServerErrors';
 import { dateTime } from '../lib/format';
-import { PASSWORD_MIN, USERNAME_PATTERN } from '../lib/validation';
+import { PASSWORD_MIN, samePassword, USERNAME_PATTERN, validNewPassword } from '../lib/validation';
 
 const ROLES: { value: Role; label: string }[] = [
   { value: 'viewer', label: 'Viewer: reads everything, changes nothing' },
@@ -29,9 +31,16 @@ function Users() {
   const me = useCurrentUser();
   const queryClient = useQueryClient();
   const update = useMutation(updateUserMutation(queryClient));
+  const remove = useMutation(deleteUserMutation(queryClient));
   const [adding, setAdding] = useState(false);
+  const [resetting, setResetting] = useState<UserRead | null>(null);
   const change = (userId: number, body: { role?: Role; disabled?: boolean }) =>
     update.mutate({ userId, change: body }, { onError: (error) => notifications.show({ color: 'red', message: errorMessage(error) }) });
+  const deleteUser = (user: UserRead) =>
+    remove.mutate(user.id, {
+      onSuccess: () => notifications.show({ message: `User ${user.username} deleted.` }),
+      onError: (error) => notifications.show({ color: 'red', title: `${user.username} was not deleted`, message: errorMessage(error) }),
+    });
   return (
     <Stack>
       <Group justify="space-between">
@@ -49,11 +58,12 @@ function Users() {
                 <Table.Th>Role</Table.Th>
                 <Table.Th>Created</Table.Th>
                 <Table.Th>Active</Table.Th>
+                <Table.Th aria-label="Actions" />
               </Table.Tr>
             </Table.Thead>
             <Table.Tbody>
               {users.data?.data.map((u) => (
-                <Table.Tr key={u.id}>
+                <Table.Tr key={u.id} data-testid={`user-${u.username}`}>
                   <Table.Td fw={500}>
                     {u.username}
                     {u.id === me.id && <Badge ml="xs" size="xs">you</Badge>}
@@ -79,6 +89,25 @@ function Users() {
                       onChange={(e) => change(u.id, { disabled: !e.currentTarget.checked })}
                     />
                   </Table.Td>
+                  <Table.Td>
+                    {u.id === me.id ? (
+                      <Anchor component={Link} to="/account/password" size="sm">
+                        Change my password
+                      </Anchor>
+                    ) : (
+                      <Group gap={4} wrap="nowrap" justify="flex-end">
+                        <Button size="compact-xs" variant="light" leftSection={<IconKey size={12} />} onClick={() => setResetting(u)}>
+                          Reset password
+                        </Button>
+                        <ConfirmDeleteButton
+                          title={`Delete user ${u.username}?`}
+                          consequence={`${u.username} is signed out everywhere and their API tokens stop working at once. The audit log keeps what they did.`}
+                          confirmLabel="Delete user"
+                          onConfirm={() => deleteUser(u)}
+                        />
+                      </Group>
+                    )}
+                  </Table.Td>
                 </Table.Tr>
               ))}
             </Table.Tbody>
@@ -86,6 +115,7 @@ function Users() {
         </Table.ScrollContainer>
       </Card>
       {adding && <NewUserModal onClose={() => setAdding(false)} />}
+      {resetting && <ResetPasswordModal user={resetting} onClose={() => setResetting(null)} />}
     </Stack>
   );
 }
@@ -97,7 +127,7 @@ function NewUserModal({ onClose }: { onClose: () => void }) {
     initialValues: { username: '', password: '', role: 'viewer' as Role },
     validate: {
       username: (v) => (USERNAME_PATTERN.test(v) ? null : 'Letters, digits, ".", "_", "@", "-"; up to 64'),
-      password: (v) => (v.length >= PASSWORD_MIN ? null : `At least ${PASSWORD_MIN} characters`),
+      password: validNewPassword,
     },
   });
   const formError = useServerErrors(form, create.error);
@@ -112,6 +142,49 @@ function NewUserModal({ onClose }: { onClose: () => void }) {
           <Group justify="flex-end">
             <Button variant="default" onClick={onClose}>Cancel</Button>
             <Button type="submit" loading={create.isPending}>Create user</Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
+
+/** An admin sets a new password for someone who lost theirs; that person's sessions end. */
+function ResetPasswordModal({ user, onClose }: { user: UserRead; onClose: () => void }) {
+  const queryClient = useQueryClient();
+  const update = useMutation(updateUserMutation(queryClient));
+  const form = useForm({
+    initialValues: { password: '', repeat: '' },
+    validate: { password: validNewPassword, repeat: (v, values) => samePassword(v, values.password) },
+  });
+  const formError = useServerErrors(form, update.error);
+  return (
+    <Modal opened onClose={onClose} title={`Reset the password of ${user.username}`}>
+      <form
+        onSubmit={form.onSubmit(({ password }) =>
+          update.mutate(
+            { userId: user.id, change: { password } },
+            {
+              onSuccess: () => {
+                notifications.show({ color: 'green', message: `New password set for ${user.username}; their browser sessions ended.` });
+                onClose();
+              },
+            },
+          ),
+        )}
+        noValidate
+      >
+        <Stack>
+          <Text size="sm">
+            {user.username} is signed out of every browser and signs in again with the new password. Their API tokens keep
+            working.
+          </Text>
+          <PasswordInput label="New password" description={`At least ${PASSWORD_MIN} characters`} autoComplete="new-password" required {...form.getInputProps('password')} />
+          <PasswordInput label="Repeat the new password" autoComplete="new-password" required {...form.getInputProps('repeat')} />
+          {formError && <Alert color="red">{formError}</Alert>}
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>Cancel</Button>
+            <Button type="submit" loading={update.isPending}>Set new password</Button>
           </Group>
         </Stack>
       </form>

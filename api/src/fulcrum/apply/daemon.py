@@ -40,10 +40,13 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from fulcrum.apply.engine import ApplyEngine, EngineConfig
 from fulcrum.apply.keepalived_control import keepalived_argv
 from fulcrum.config.snapshot import ConfigSnapshot
-from fulcrum.render import RuntimePaths
+from fulcrum.render import NodeHealth, RuntimePaths
 from fulcrum.settings import Settings
 
 log = logging.getLogger("fulcrum.applyd")
+
+# The console script of fulcrum.ha.node_health, installed beside the Python running this helper.
+NODE_HEALTH_PROGRAM = "fulcrum-node-health"
 
 MAX_REQUEST_BYTES = 16 * 1024 * 1024  # one request line, newline included
 REQUEST_TIMEOUT = 30.0  # for a client to send its request; the apply itself may take longer
@@ -227,11 +230,30 @@ def engine_config(settings: Settings) -> EngineConfig:
             settings.keepalived_start
             or keepalived_argv(settings.keepalived_conf, settings.keepalived_pidfile, settings.state_dir)
         ),
-        runtime=RuntimePaths(
-            notify_fifo=str(settings.notify_fifo) if settings.notify_fifo else None,
-            lvs_notify_fifo=str(settings.lvs_notify_fifo) if settings.lvs_notify_fifo else None,
-        ),
+        runtime=runtime_paths(settings),
         readback_timeout=settings.readback_timeout,
+    )
+
+
+def runtime_paths(settings: Settings) -> RuntimePaths:
+    """What keepalived.conf refers to on this appliance, all from the settings."""
+    assert settings.keepalived_pidfile and settings.state_dir
+    # The default start command (keepalived_argv) writes every pid file into state_dir.
+    default_run_dir = settings.state_dir if not settings.keepalived_start else settings.keepalived_pidfile.parent
+    checkers = settings.keepalived_checkers_pidfile or default_run_dir / "keepalived-checkers.pid"
+    return RuntimePaths(
+        notify_fifo=str(settings.notify_fifo) if settings.notify_fifo else None,
+        lvs_notify_fifo=str(settings.lvs_notify_fifo) if settings.lvs_notify_fifo else None,
+        maintenance_file=str(settings.maintenance_file) if settings.maintenance_file else None,
+        node_health=NodeHealth(
+            program=str(settings.node_health_program or Path(sys.executable).parent / NODE_HEALTH_PROGRAM),
+            url=settings.node_health_url,
+            checker_pidfile=str(checkers),
+            interval=settings.node_health_interval,
+            timeout=settings.node_health_timeout,
+            fall=settings.node_health_fall,
+            rise=settings.node_health_rise,
+        ),
     )
 
 
@@ -249,7 +271,8 @@ def _parse_args(argv: list[str] | None, settings: Settings) -> argparse.Namespac
         description="Privileged helper that applies validated Fulcrum configurations (keepalived, nftables).",
         epilog="Engine paths come from the appliance settings: FULCRUM_STATE_DIR, FULCRUM_KEEPALIVED_CONF, "
         "FULCRUM_NFTABLES_CONF, FULCRUM_KEEPALIVED_PIDFILE, FULCRUM_KEEPALIVED_START (a JSON list), "
-        "FULCRUM_NOTIFY_FIFO, FULCRUM_LVS_NOTIFY_FIFO, FULCRUM_READBACK_TIMEOUT.",
+        "FULCRUM_KEEPALIVED_CHECKERS_PIDFILE, FULCRUM_NOTIFY_FIFO, FULCRUM_LVS_NOTIFY_FIFO, "
+        "FULCRUM_MAINTENANCE_FILE, FULCRUM_NODE_HEALTH_* and FULCRUM_READBACK_TIMEOUT.",
     )
     parser.add_argument(
         "--socket", type=Path, default=settings.apply_socket, help="default: FULCRUM_APPLY_SOCKET or %(default)s"

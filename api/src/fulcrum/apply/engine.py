@@ -72,6 +72,7 @@ from fulcrum.dataplane.ipvs_table import (
     ipvs_available,
     read_ipvs,
 )
+from fulcrum.dataplane.vip_guard import VipGuard
 from fulcrum.render import RuntimePaths, balanced_services, render_keepalived, render_nftables
 
 log = logging.getLogger(__name__)
@@ -153,6 +154,7 @@ class ApplyEngine:
             start_argv=config.keepalived_start,
             prefix=config.command_prefix,
         )
+        self.vip_guard = VipGuard()  # probes DR/TUN backends of the live configuration
 
     # --- public ---------------------------------------------------------------------------------
 
@@ -221,7 +223,9 @@ class ApplyEngine:
             table = read_ipvs()
         except IpvsUnavailable as error:
             return DataplaneStats(ipvs_available=False, ipvs_detail=str(error))
-        return DataplaneStats(ipvs_available=True, ipvs_detail=detail, table=table)
+        return DataplaneStats(
+            ipvs_available=True, ipvs_detail=detail, table=table, backend_warnings=self.vip_guard.warnings()
+        )
 
     def applied_state(self) -> EngineState:
         """The last applied revision and digest, and an interrupted apply if there was one."""
@@ -298,6 +302,7 @@ class ApplyEngine:
         except _StepFailed as failure:
             rollback_problems = self._roll_back(progress, steps)
             return _failed(revision, steps, failure, rollback_problems, warnings)
+        self.vip_guard.watch(snapshot)
         return ApplyResult(
             outcome=ApplyOutcome.APPLIED,
             revision=revision,

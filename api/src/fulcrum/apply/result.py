@@ -7,6 +7,7 @@ from enum import StrEnum
 from pydantic import BaseModel, Field
 
 from fulcrum.dataplane.ipvs_table import IpvsTable
+from fulcrum.dataplane.vip_guard import BackendWarning
 
 
 class ApplyStep(StrEnum):
@@ -70,3 +71,4 @@ class DataplaneStats(BaseModel):
     ipvs_available: bool
     ipvs_detail: str
     table: IpvsTable | None = None  # None when IPVS is unavailable
+    backend_warnings: list[BackendWarning] = Field(default_factory=list)  # the DR/TUN guardrail's

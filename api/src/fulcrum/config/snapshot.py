@@ -275,11 +275,25 @@ class Node(Strict):
     peer_address: IPAddress | None = None  # None: no peer (single node) unless multicast
     multicast: bool = False
     sync_interface: InterfaceName | None = None  # IPVS connection sync; None: off
+    # Where each VIP group's addresses live on this node, by group name (the NAT backends'
+    # gateway on the backend side, say); groups not listed use vrrp_interface. Names of groups
+    # that do not exist are ignored: groups replicate, this map does not.
+    vip_interfaces: dict[Name, InterfaceName] = Field(default_factory=dict, max_length=64)
+    # Further data interfaces whose loss must move the VIPs to the peer; every interface holding
+    # a VIP is tracked already.
+    track_interfaces: list[InterfaceName] = Field(default_factory=list, max_length=16)
 
     @model_validator(mode="after")
     def _peers(self) -> Self:
         if self.vrrp_interface == "lo":
             raise ValueError("vrrp_interface: cannot be the loopback interface; VRRP needs a network")
+        for group, interface in self.vip_interfaces.items():
+            if interface == "lo":
+                raise ValueError(f"vip_interfaces: VIP group {group} cannot live on the loopback interface")
+        if "lo" in self.track_interfaces:
+            raise ValueError("track_interfaces: the loopback interface is always up; track a network interface")
+        if len(set(self.track_interfaces)) != len(self.track_interfaces):
+            raise ValueError("track_interfaces: lists an interface twice")
         if self.multicast and self.peer_address is not None:
             raise ValueError("multicast: choose unicast (peer_address) or multicast, not both")
         if (

@@ -38,3 +38,8 @@ class Revision(Base):
     confirm_deadline: Mapped[datetime | None] = mapped_column(UTCDateTime)
     confirmed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     apply_result: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # HA lineage (fulcrum.ha.lineage): the hash of the part both nodes of a pair share, the shared
+    # hash of the head this revision was built on, and the id of the shared history it extends.
+    shared_hash: Mapped[str | None] = mapped_column(String(64))
+    parent_shared_hash: Mapped[str | None] = mapped_column(String(64))
+    lineage: Mapped[str | None] = mapped_column(String(64), index=True)

@@ -4,13 +4,23 @@ Python flattens the snapshot into sorted lists of strings and numbers; the templ
 them out. Every string placed in the file is a restricted type of fulcrum.config.types (names,
 host names, HTTP paths, hex, interface names), an address or number formatted here, or a
 RuntimePaths value checked below, so no value can open a block, start a comment, quote, or
-substitute a parameter. Nothing that runs a program is ever rendered (no notify scripts,
-MISC_CHECK, quorum_up/down): a path there would be code execution as root.
+substitute a parameter. The one program keepalived runs is Fulcrum's own node-health check,
+whose path, URL and timers come from the appliance settings (NodeHealth), never from users; no
+notify scripts, MISC_CHECK or quorum_up/down: a path there would be code execution as root.
+
+VRRP for a pair: every VIP group is an instance (one sync group, so they move together), both
+nodes start BACKUP (nopreempt by default), adverts go unicast to the peer; the node-health script
+and the maintenance track file put a sick or drained node in FAULT, which sends a priority-0
+advert so the peer takes over at once; the interfaces holding VIPs are tracked; every VIP is
+re-announced (gratuitous ARP / unsolicited NA) on takeover, a second time a second later, when a
+lower-priority master shows up (the end of a split brain) and every minute while MASTER; the IPVS
+connection-sync daemon follows the VRRP state.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
 from dataclasses import dataclass
 
@@ -20,9 +30,16 @@ from fulcrum.render.jinja import template
 
 # An absolute path of plain components: nothing keepalived could read as syntax.
 _PATH = re.compile(r"(?:/[A-Za-z0-9_.-]+)+")
+# An http(s) URL of the same plain characters: host name or address, optional port, plain path.
+_URL = re.compile(r"https?://(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?(?:/[A-Za-z0-9_.~-]*)*")
 
 SYNC_GROUP = "fulcrum"
 MAINTENANCE_TRACK = "maintenance"
+NODE_HEALTH_SCRIPT = "node_health"
+# keepalived kills a script that outlives its timeout and counts a failure. The probes bound the
+# check itself; this allows for Python's start-up on a slow or busy box (seconds in an emulated
+# VM), so that a slow start is not mistaken for a sick API.
+NODE_HEALTH_START_SECONDS = 10
 
 _CHECKERS = {
     CheckType.TCP: "TCP_CHECK",
@@ -37,6 +54,43 @@ _CHECKERS = {
 _TEMPLATE = template("keepalived.conf.j2")
 
 
+def _check_path(field: str, path: str | None) -> None:
+    if path is not None and not _PATH.fullmatch(path):
+        raise ValueError(f"{field}: {path!r} is not an absolute path of [A-Za-z0-9_.-] components")
+
+
+@dataclass(frozen=True)
+class NodeHealth:
+    """The node-health vrrp_script (fulcrum.ha.node_health), from the appliance's settings.
+
+    program: the fulcrum-node-health executable (root-owned, as enable_script_security demands).
+    url: this node's API health endpoint as seen from keepalived's network namespace.
+    checker_pidfile: keepalived's checker process pid file (checked when there are services).
+    interval, fall, rise: keepalived's script timers (whole seconds; failures / successes in a row).
+    timeout: seconds per HTTP probe (the local API, then the peer's when the local one fails).
+    """
+
+    program: str
+    url: str
+    checker_pidfile: str | None = None
+    interval: int = 1
+    timeout: float = 1.0
+    fall: int = 2
+    rise: int = 2
+
+    def __post_init__(self) -> None:
+        _check_path("node_health.program", self.program)
+        _check_path("node_health.checker_pidfile", self.checker_pidfile)
+        if not _URL.fullmatch(self.url):
+            raise ValueError(f"node_health.url: {self.url!r} is not a plain http(s) URL")
+        for field in ("interval", "fall", "rise"):
+            value = getattr(self, field)
+            if not isinstance(value, int) or not 1 <= value <= 60:
+                raise ValueError(f"node_health.{field}: {value!r} is not a whole number from 1 to 60")
+        if not 0 < self.timeout <= 30:
+            raise ValueError(f"node_health.timeout: {self.timeout!r} is not in (0, 30] seconds")
+
+
 @dataclass(frozen=True)
 class RuntimePaths:
     """Paths from the appliance's settings (never from users) that keepalived.conf refers to.
@@ -45,16 +99,17 @@ class RuntimePaths:
         `notify_fifo` would receive the checker events as well.
     lvs_notify_fifo: real and virtual server up/down events from the checkers.
     maintenance_file: a track_file; a non-zero number in it puts every VRRP instance in FAULT.
+    node_health: the node-health script, rendered for a node with a peer (unicast or multicast).
     """
 
     notify_fifo: str | None = None
     lvs_notify_fifo: str | None = None
     maintenance_file: str | None = None
+    node_health: NodeHealth | None = None
 
     def __post_init__(self) -> None:
-        for field, path in vars(self).items():
-            if path is not None and not _PATH.fullmatch(path):
-                raise ValueError(f"{field}: {path!r} is not an absolute path of [A-Za-z0-9_.-] components")
+        for field in ("notify_fifo", "lvs_notify_fifo", "maintenance_file"):
+            _check_path(field, getattr(self, field))
         if self.notify_fifo is not None and self.notify_fifo == self.lvs_notify_fifo:
             raise ValueError("notify_fifo and lvs_notify_fifo must differ: keepalived needs one FIFO each")
 
@@ -63,21 +118,27 @@ def render_keepalived(snapshot: ConfigSnapshot, runtime: RuntimePaths) -> str:
     """The whole keepalived.conf for the snapshot; the same input always gives the same text."""
     node = snapshot.node
     groups = sorted(snapshot.vip_groups, key=lambda group: group.name)
-    instances = [_vrrp_instance(group, node, runtime) for group in groups]
+    virtual_servers = [_virtual_server(service) for service in balanced_services(snapshot)]
+    # A lone node has nobody to hand over to: stepping down would only drop its VIPs.
+    has_peer = node.peer_address is not None or node.multicast
+    node_health = _node_health(runtime.node_health, node, bool(virtual_servers)) if groups and has_peer else None
+    instances = [_vrrp_instance(group, node, runtime, node_health is not None) for group in groups]
     return _TEMPLATE.render(
         router_id=node.name,
         notify_fifo=runtime.notify_fifo,
         lvs_notify_fifo=runtime.lvs_notify_fifo,
+        vrrp=bool(instances),
         # The sync daemon follows the first instance; the sync group keeps the others with it.
         sync_interface=node.sync_interface if instances else None,
         sync_instance=instances[0]["name"] if instances else None,
         maintenance_file=runtime.maintenance_file if instances else None,
         maintenance_track=MAINTENANCE_TRACK,
+        node_health=node_health,
         # keepalived rejects a sync group of one instance.
         sync_group=SYNC_GROUP,
         sync_members=[instance["name"] for instance in instances] if len(instances) > 1 else [],
         vrrp_instances=instances,
-        virtual_servers=[_virtual_server(service) for service in balanced_services(snapshot)],
+        virtual_servers=virtual_servers,
     )
 
 
@@ -96,8 +157,30 @@ def instance_name(group: VipGroup) -> str:
     return f"VG_{group.name}"
 
 
-def _vrrp_instance(group: VipGroup, node: Node, runtime: RuntimePaths) -> dict[str, object]:
+def _node_health(health: NodeHealth | None, node: Node, has_checker: bool) -> dict[str, object] | None:
+    if health is None:
+        return None
+    command = [health.program, "--url", health.url, "--timeout", _seconds(health.timeout)]
+    if has_checker and health.checker_pidfile:  # keepalived runs no checker process without virtual servers
+        command += ["--checker-pidfile", health.checker_pidfile]
+    if node.peer_address is not None:
+        command += ["--peer", str(node.peer_address)]
+    return {
+        "name": NODE_HEALTH_SCRIPT,
+        "command": " ".join(command),
+        "interval": health.interval,
+        # The local probe, the peer's when the local one fails, and the interpreter's start-up.
+        "timeout": math.ceil(2 * health.timeout) + NODE_HEALTH_START_SECONDS,
+        "fall": health.fall,
+        "rise": health.rise,
+    }
+
+
+def _vrrp_instance(group: VipGroup, node: Node, runtime: RuntimePaths, node_health: bool) -> dict[str, object]:
     unicast = node.peer_address is not None
+    vip_interface = node.vip_interfaces.get(group.name, node.vrrp_interface)
+    # keepalived tracks the instance's own interface by itself (and warns when it is listed).
+    tracked = sorted(({vip_interface} | set(node.track_interfaces)) - {node.vrrp_interface})
     return {
         "name": instance_name(group),
         "interface": node.vrrp_interface,
@@ -109,8 +192,17 @@ def _vrrp_instance(group: VipGroup, node: Node, runtime: RuntimePaths) -> dict[s
         # No peer: keepalived's default multicast, also what a lone node runs (it becomes MASTER).
         "unicast_src_ip": str(node.unicast_source) if unicast and node.unicast_source else None,
         "unicast_peer": str(node.peer_address) if unicast else None,
-        "addresses": sorted(group.addresses, key=ipaddress.ip_interface),
+        # IPv6 VIPs deprecated (preferred_lft 0): still served, never picked as the source of the
+        # node's own traffic, which would otherwise prefer a /128 VIP by longest-prefix match and
+        # send health checks from the VIP, whose replies DR backends keep (they hold the VIP).
+        "addresses": [
+            {"address": str(address), "deprecated": ipaddress.ip_interface(address).version == 6}
+            for address in sorted(group.addresses, key=ipaddress.ip_interface)
+        ],
+        "vip_interface": vip_interface,
+        "track_interfaces": tracked,
         "track_maintenance": runtime.maintenance_file is not None,
+        "track_node_health": node_health,
     }
 
 

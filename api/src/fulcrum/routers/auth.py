@@ -9,7 +9,8 @@ from fastapi.security import HTTPAuthorizationCredentials
 
 from fulcrum.db import SessionDep
 from fulcrum.deps import SESSION_COOKIE, ActorDep, CurrentUser, bearer, client_address, presented_token
-from fulcrum.schemas.auth import LoginRequest, LoginResponse, PasswordChange, SetupRequest, SetupStatus, UserRead
+from fulcrum.ha.guard import Writer
+from fulcrum.schemas.auth import LoginRequest, LoginResponse, Me, PasswordChange, SetupRequest, SetupStatus, UserRead
 from fulcrum.services import auth, users
 
 router = APIRouter(tags=["auth"])
@@ -70,11 +71,11 @@ def logout(
     response.delete_cookie(SESSION_COOKIE, path="/")
 
 
-@router.get("/auth/me", summary="The logged-in user")
-def me(user: CurrentUser) -> UserRead:
-    return UserRead.model_validate(user)
+@router.get("/auth/me", summary="The logged-in user, and the address the appliance sees them at")
+def me(request: Request, user: CurrentUser) -> Me:
+    return Me(**UserRead.model_validate(user).model_dump(), client_address=client_address(request))
 
 
 @router.post("/auth/password", status_code=status.HTTP_204_NO_CONTENT, summary="Change your own password")
-def change_password(body: PasswordChange, session: SessionDep, user: CurrentUser, actor: ActorDep) -> None:
+def change_password(body: PasswordChange, session: SessionDep, user: CurrentUser, actor: ActorDep, _writer: Writer) -> None:
     users.change_own_password(session, actor, user, body)

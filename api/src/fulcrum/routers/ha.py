@@ -1,12 +1,30 @@
 from __future__ import annotations
 
-from fastapi import APIRouter, status
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request, status
+from sqlalchemy.orm import Session
 
 from fulcrum.db import SessionDep
-from fulcrum.deps import ActorDep, Admin, Viewer
+from fulcrum.deps import ActorDep, Admin, ApplierDep, Operator, Viewer
+from fulcrum.ha import handover, membership, replication, view
+from fulcrum.ha.guard import require_writer
+from fulcrum.ha.runtime import HaRuntime
 from fulcrum.schemas.ha import (
+    DrillResult,
     FirewallSettings,
+    HaDiff,
+    HaStatus,
+    MaintenanceRequest,
+    MaintenanceState,
+    MakeActiveResult,
     NodeSettings,
+    PairingCode,
+    PairRequest,
+    PairResult,
+    ResolveRequest,
+    SyncResult,
+    UnpairResult,
     VipGroupCreate,
     VipGroupRead,
     VipGroupsList,
@@ -15,9 +33,10 @@ from fulcrum.schemas.ha import (
 from fulcrum.services import ha_config
 from fulcrum.services.candidate import list_vip_groups
 
-vip_groups = APIRouter(prefix="/vip-groups", tags=["vip-groups"])
+# VIP groups and the firewall are shared configuration: only the writer of a pair edits them.
+vip_groups = APIRouter(prefix="/vip-groups", tags=["vip-groups"], dependencies=[Depends(require_writer)])
 node = APIRouter(prefix="/node", tags=["node"])
-firewall = APIRouter(prefix="/firewall", tags=["firewall"])
+firewall = APIRouter(prefix="/firewall", tags=["firewall"], dependencies=[Depends(require_writer)])
 
 
 @vip_groups.get("", summary="List VIP groups (VRRP instances)")
@@ -59,3 +78,85 @@ def get_firewall(session: SessionDep, _: Viewer) -> FirewallSettings:
 @firewall.put("", summary="Replace the management access policy (commit it with a confirmation deadline)")
 def put_firewall(body: FirewallSettings, session: SessionDep, _: Admin, actor: ActorDep) -> FirewallSettings:
     return ha_config.set_firewall(session, actor, body)
+
+
+# --- the HA pair (/ha) --------------------------------------------------------------------------
+
+pair_router = APIRouter(prefix="/ha", tags=["ha"])
+
+_PEER_ERRORS: dict[int | str, dict[str, Any]] = {409: {"description": "Not paired, or the peer refused or could not be asked"}}
+
+
+def _runtime(request: Request) -> HaRuntime:
+    return request.app.state.ha  # type: ignore[no-any-return]
+
+
+def _release(session: Session) -> None:
+    """End the request's (empty) write transaction: what follows talks to the peer, which can
+    take seconds, and writes in short transactions of its own."""
+    session.commit()
+
+
+@pair_router.get("/status", summary="This node's and the peer's roles, config sync, connection sync, split brain, transitions")
+def ha_status(request: Request, session: SessionDep, _: Viewer) -> HaStatus:
+    return view.ha_status(session, _runtime(request))
+
+
+@pair_router.post("/pairing-code", status_code=status.HTTP_201_CREATED, summary="Show a one-time code for pairing (on node B)", responses=_PEER_ERRORS)
+def pairing_code(session: SessionDep, _: Admin, actor: ActorDep) -> PairingCode:
+    code, expires = membership.issue_code(session, actor)
+    return PairingCode(code=code, expires_at=expires)
+
+
+@pair_router.post(
+    "/pair",
+    summary="Pair with the node showing the code (on node A); this node's configuration then replaces the peer's",
+    responses={**_PEER_ERRORS, 422: {"description": "The peer is unreachable or did not accept the code"}},
+)
+def pair(body: PairRequest, request: Request, session: SessionDep, _: Admin, actor: ActorDep) -> PairResult:
+    _release(session)
+    return membership.pair_with(_runtime(request), actor, body)
+
+
+@pair_router.delete("/pair", summary="Unpair (tells the peer too, if it answers)", responses=_PEER_ERRORS)
+def unpair(request: Request, session: SessionDep, _: Admin, actor: ActorDep) -> UnpairResult:
+    _release(session)
+    return UnpairResult(peer=membership.unpair(_runtime(request), actor))
+
+
+@pair_router.post("/sync", summary="Push this node's configuration to the peer now (if the peer is behind)", responses=_PEER_ERRORS)
+def sync_now(request: Request, session: SessionDep, _: Operator, actor: ActorDep) -> SyncResult:
+    _release(session)
+    return replication.sync_now(_runtime(request), actor)
+
+
+@pair_router.post("/resolve", summary="End a conflict: this node's configuration wins (local) or the peer's (peer)", responses=_PEER_ERRORS)
+def resolve(body: ResolveRequest, request: Request, session: SessionDep, _: Admin, actor: ActorDep, applier: ApplierDep) -> SyncResult:
+    _release(session)
+    return replication.resolve(_runtime(request), applier, actor, body.winner)
+
+
+@pair_router.get("/diff", summary="Unified diff of the shared configuration and users: this node against the peer", responses=_PEER_ERRORS)
+def ha_diff(request: Request, _: Viewer) -> HaDiff:
+    return replication.diff(_runtime(request))
+
+
+@pair_router.post("/maintenance", summary="Enter or leave maintenance: the VIPs move to the peer at once")
+def maintenance(body: MaintenanceRequest, request: Request, session: SessionDep, _: Operator, actor: ActorDep) -> MaintenanceState:
+    return handover.set_maintenance(session, _runtime(request), actor, body.enabled, "")
+
+
+@pair_router.post(
+    "/make-active",
+    summary="Make this (standby) node active: the peer steps down until this node is MASTER",
+    responses={**_PEER_ERRORS, 504: {"description": "This node did not become MASTER in time"}},
+)
+def make_active(request: Request, session: SessionDep, _: Operator, actor: ActorDep) -> MakeActiveResult:
+    _release(session)
+    return handover.make_active(_runtime(request), actor)
+
+
+@pair_router.post("/drill", summary="Failover drill from the active node: step down, time the peer's takeover, probe the VIPs", responses=_PEER_ERRORS)
+def failover_drill(request: Request, session: SessionDep, _: Operator, actor: ActorDep) -> DrillResult:
+    _release(session)
+    return handover.drill(_runtime(request), actor)

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Query, status
 
 from fulcrum.db import SessionDep
 from fulcrum.deps import ActorDep, ApplierDep, CommitLock, Operator, Viewer
+from fulcrum.ha.guard import CommitAllowed, Writer
 from fulcrum.schemas.revisions import (
     CommitRequest,
     Diff,
@@ -20,7 +21,7 @@ from fulcrum.services import revisions
 router = APIRouter(tags=["revisions"])
 
 _APPLY_ERRORS: dict[int | str, dict[str, Any]] = {
-    409: {"description": "Nothing to commit, a confirmation is pending, or applying failed and was rolled back"},
+    409: {"description": "Nothing to commit, a confirmation is pending, applying failed and was rolled back, or this node is a standby (code standby_read_only)"},
     422: {"description": "keepalived or nft rejected the rendered configuration; nothing changed"},
 }
 
@@ -47,7 +48,7 @@ def list_revisions(
     summary="Commit the candidate: validate, apply, read back",
     responses=_APPLY_ERRORS,
 )
-def commit(_lock: CommitLock, body: CommitRequest, session: SessionDep, _: Operator, actor: ActorDep, applier: ApplierDep) -> RevisionRead:
+def commit(_lock: CommitLock, body: CommitRequest, session: SessionDep, _: Operator, actor: ActorDep, applier: ApplierDep, _writer: CommitAllowed) -> RevisionRead:
     return RevisionRead.model_validate(revisions.commit(session, actor, applier, body.message, body.confirm_within))
 
 
@@ -75,7 +76,7 @@ def get_revision(number: int, session: SessionDep, _: Viewer) -> RevisionDetail:
     summary="Commit revision N's configuration again as a new revision",
     responses=_APPLY_ERRORS,
 )
-def rollback(_lock: CommitLock, number: int, body: RollbackRequest, session: SessionDep, _: Operator, actor: ActorDep, applier: ApplierDep) -> RevisionRead:
+def rollback(_lock: CommitLock, number: int, body: RollbackRequest, session: SessionDep, _: Operator, actor: ActorDep, applier: ApplierDep, _writer: Writer) -> RevisionRead:
     revision = revisions.rollback(session, actor, applier, number, body.message, body.confirm_within, body.discard_changes)
     return RevisionRead.model_validate(revision)
 

@@ -39,6 +39,12 @@ class UserRead(BaseModel):
     created_at: datetime
 
 
+class Me(UserRead):
+    # Where this request came from as the appliance sees it: what the management firewall
+    # matches, so the dashboard can tell whether an allow-list would lock its user out.
+    client_address: str
+
+
 class LoginResponse(BaseModel):
     token: str
     expires_at: datetime

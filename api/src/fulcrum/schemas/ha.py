@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from fulcrum.config import snapshot
 from fulcrum.schemas._partial import derived_model
@@ -25,3 +28,158 @@ class VipGroupsList(BaseModel):
 
 NodeSettings = snapshot.Node
 FirewallSettings = snapshot.Firewall
+
+
+# --- the HA pair: operator endpoints (/ha) ------------------------------------------------------
+
+VrrpState = Literal["MASTER", "BACKUP", "FAULT", "UNKNOWN"]
+HaRole = Literal["active", "standby", "fault", "maintenance", "standalone", "unknown"]
+SyncStateName = Literal["unpaired", "in_sync", "peer_behind", "peer_ahead", "conflict", "unreachable"]
+
+
+class GroupState(BaseModel):
+    name: str
+    state: VrrpState
+    since: datetime | None  # when keepalived reported this state
+
+
+class HaNode(BaseModel):
+    name: str
+    role: HaRole
+    groups: list[GroupState]
+    maintenance: bool
+    writer: bool  # edits are accepted here (the one-writer rule)
+    priority: int
+
+
+class HaPeer(BaseModel):
+    name: str
+    url: str
+    reachable: bool
+    last_seen: datetime | None
+    unreachable_since: datetime | None
+    role: HaRole | None  # as the peer last reported it
+    groups: list[GroupState]
+    applied_revision: int | None
+    writer: bool | None
+
+
+class HaSync(BaseModel):
+    state: SyncStateName
+    local_revision: int | None
+    local_hash: str | None  # shared_hash of this node's head revision
+    peer_revision: int | None
+    peer_hash: str | None
+    since: datetime | None  # in this state since
+    message: str
+
+
+class ConnSync(BaseModel):
+    enabled: bool  # node.sync_interface is set
+    interface: str | None
+    # keepalived runs the IPVS sync daemon as master on the VRRP MASTER, as backup otherwise.
+    local_daemon: Literal["master", "backup", "off"]
+    local_connections: int | None  # IPVS connection entries (active + inactive); None without IPVS
+    peer_connections: int | None
+
+
+class SplitBrain(BaseModel):
+    active: bool
+    since: datetime | None
+    groups: list[str]
+    holding: bool  # this node stepped down (maintenance) to end it
+
+
+class Transition(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+    time: datetime
+    node: str
+    group: str
+    from_: str | None = Field(alias="from")
+    to: str
+    reason: str
+
+
+class HaStatus(BaseModel):
+    node: HaNode
+    peer: HaPeer | None
+    sync: HaSync
+    conn_sync: ConnSync
+    split_brain: SplitBrain
+    transitions: list[Transition]
+
+
+class PairingCode(BaseModel):
+    code: str  # shown once; type it into the other node within 10 minutes
+    expires_at: datetime
+
+
+PeerUrl = Annotated[str, StringConstraints(pattern=r"^https?://[A-Za-z0-9.\-\[\]:]+/?$", max_length=200)]
+
+
+class PairRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    peer_url: PeerUrl  # the other node's API, e.g. https://10.0.0.2
+    code: Annotated[str, StringConstraints(min_length=12, max_length=20)]
+    # How the peer reaches this node; default: this node's address on the way to the peer, with
+    # the scheme and port of peer_url.
+    local_url: PeerUrl | None = None
+
+
+SyncResultName = Literal["in_sync", "fast_forward", "forced", "peer_ahead", "conflict", "failed", "nothing_to_push", "pulled"]
+
+
+class SyncResult(BaseModel):
+    result: SyncResultName
+    local_revision: int | None
+    peer_revision: int | None
+    message: str
+
+
+class PairResult(BaseModel):
+    peer_name: str
+    peer_url: str
+    sync: SyncResult  # this node's configuration, pushed to the peer (this node wins at pairing)
+
+
+class ResolveRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    winner: Literal["local", "peer"]
+
+
+class MaintenanceRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool
+
+
+class MaintenanceState(BaseModel):
+    maintenance: bool
+    file: str
+
+
+class MakeActiveResult(BaseModel):
+    handover_ms: int  # from asking the peer to step down until this node was MASTER of every group
+    message: str
+
+
+class DrillResult(BaseModel):
+    handover_ms: int | None  # until the peer reported MASTER of every group; None: it did not
+    probe_failed: int  # TCP connects to the service VIPs that failed during the drill
+    probe_total: int
+    probe_targets: list[str]
+    connections_before: int | None  # IPVS connection entries here before the drill
+    peer_connections_after: int | None  # and on the peer once it took over
+    message: str
+
+
+class HaDiff(BaseModel):
+    in_sync: bool
+    local_revision: int | None
+    peer_revision: int | None
+    local_hash: str | None
+    peer_hash: str | None
+    text: str  # unified diff of the shared configuration (and users), this node -> the peer
+
+
+class UnpairResult(BaseModel):
+    peer: str  # whether the peer was told

@@ -6,7 +6,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Rates(BaseModel):
@@ -34,6 +34,11 @@ class BackendState(StrEnum):
     UNKNOWN = "unknown"  # no data plane to ask
 
 
+class BackendIssue(BaseModel):
+    code: str  # vip_missing | vip_port_closed | not_on_link
+    message: str
+
+
 class BackendStats(BaseModel):
     address: str
     port: int | None
@@ -42,6 +47,8 @@ class BackendStats(BaseModel):
     kernel_weight: int | None  # None: not in IPVS
     state: BackendState
     counters: Rates | None
+    # Problems its health check cannot see, e.g. a DR backend without the VIP (code vip_missing).
+    warnings: list[BackendIssue] = Field(default_factory=list)
 
 
 class ServiceStats(BaseModel):

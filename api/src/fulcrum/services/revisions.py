@@ -23,6 +23,7 @@ from fulcrum.models import Revision, RevisionState
 from fulcrum.models._types import utcnow
 from fulcrum.schemas.revisions import Diff, PendingChanges
 from fulcrum.db import end_read
+from fulcrum.ha import lineage as ha_lineage
 from fulcrum.services import audit
 from fulcrum.services.candidate import candidate_snapshot, load_snapshot
 from fulcrum.services.plan import plan
@@ -110,6 +111,7 @@ def commit(
     snapshot: ConfigSnapshot | None = None,
     rollback_of: int | None = None,
     supersedes: Revision | None = None,
+    lineage: str | None = None,
 ) -> Revision:
     """Apply the candidate (or `snapshot`) as the next revision. The caller holds `commit_lock`.
 
@@ -118,6 +120,7 @@ def commit(
     and records nothing. A failure after that (reload, read-back) is recorded as a FAILED
     revision and raised as ApplyFailed; the engine has restored the previous configuration.
     Applying an explicit `snapshot` (a rollback) also makes it the candidate, once it applied.
+    `lineage` is given for a revision replicated from the HA peer: it continues the peer's history.
     """
     explicit = snapshot is not None
     snapshot = snapshot or candidate_snapshot(session)
@@ -133,6 +136,7 @@ def commit(
         )
     superseded = supersedes.number if supersedes else None
     number = (session.scalar(select(func.max(Revision.number))) or 0) + 1
+    stamp = ha_lineage.stamp(session, snapshot, lineage)
     end_read(session)
     result = applier.apply(snapshot, number)
     if result.outcome == ApplyOutcome.FAILED and result.failed_step in _REJECTED_STEPS:
@@ -156,6 +160,7 @@ def commit(
         rollback_of=rollback_of,
         confirm_deadline=utcnow() + timedelta(seconds=confirm_within) if confirm_within and result.ok else None,
         apply_result=result.model_dump(mode="json"),
+        **stamp,
     )
     session.add(revision)
     session.flush()

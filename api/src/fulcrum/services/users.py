@@ -7,7 +7,7 @@ from datetime import timedelta
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from fulcrum.errors import Conflict, Forbidden, NotFound, Unauthorized
+from fulcrum.errors import ConfigInvalid, Conflict, Forbidden, NotFound
 from fulcrum.models import AuthToken, Role, TokenKind, User
 from fulcrum.schemas.auth import PasswordChange, TokenCreate, UserCreate, UserUpdate
 from fulcrum.services import audit
@@ -60,6 +60,8 @@ def update_user(session: Session, actor: audit.Actor, user_id: int, request: Use
 
 def delete_user(session: Session, actor: audit.Actor, user_id: int) -> None:
     user = get_user(session, user_id)
+    if user.id == actor.user_id:
+        raise Forbidden("you cannot delete your own account; another admin can")
     if user.role == Role.ADMIN:
         _keep_an_admin(session, user)
     session.delete(user)
@@ -69,7 +71,8 @@ def delete_user(session: Session, actor: audit.Actor, user_id: int) -> None:
 
 def change_own_password(session: Session, actor: audit.Actor, user: User, request: PasswordChange) -> None:
     if not verify_password(user.password_hash, request.current_password):
-        raise Unauthorized("the current password is wrong")
+        # A 422 at the field, not a 401: the session is fine, and clients treat 401 as "signed out".
+        raise ConfigInvalid([{"loc": ["body", "current_password"], "msg": "the current password is wrong", "type": "value_error"}])
     user.password_hash = hash_password(request.new_password)
     session.flush()
     audit.record(session, actor, "user.password", user.username)

@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from fulcrum.dataplane.vip_guard import BackendWarning
 from fulcrum.db import unit_of_work
 
 from fulcrum.config.snapshot import ConfigSnapshot, Service
@@ -53,6 +54,7 @@ class Telemetry:
         self.vrrp: dict[str, VrrpNotice] = {}
         self.vrrp_transitions: Counter[str] = Counter()
         self.checker_up: dict[tuple[str, str], bool] = {}
+        self.backend_warnings: dict[tuple[str, str, str], BackendWarning] = {}
         self._snapshot: tuple[int, str, ConfigSnapshot] | None = None
         self._last_revision: tuple[int, str] | None = None
         self._stop = threading.Event()
@@ -118,7 +120,9 @@ class Telemetry:
             ipvs_available=stats.ipvs_available,
             detail=stats.ipvs_detail,
             revision=running[0] if running else None,
+            warnings=stats.backend_warnings,
         )
+        self._warning_events(stats.backend_warnings)
         samples = history_samples(snapshot)
         self.history.add(now.timestamp(), samples)
         keep = {(s.name, None) for s in snapshot.services} | {(s.name, b.endpoint) for s in snapshot.services for b in s.backends}
@@ -128,6 +132,16 @@ class Telemetry:
         return snapshot
 
     # --- events ---------------------------------------------------------------------------
+
+    def _warning_events(self, warnings: list[BackendWarning]) -> None:
+        """An event when a guardrail warning appears, and one when it clears."""
+        current = {(w.service, w.backend, w.code): w for w in warnings}
+        for key, warning in current.items():
+            if key not in self.backend_warnings:
+                self.record("backend_warning", Severity.WARNING, f"backend {warning.backend} of {warning.service} {warning.message}", service=warning.service, backend=warning.backend, detail={"code": warning.code})
+        for service, backend, code in self.backend_warnings.keys() - current.keys():
+            self.record("backend_warning_cleared", Severity.INFO, f"backend {backend} of {service}: the {code.replace('_', ' ')} warning has cleared", service=service, backend=backend, detail={"code": code})
+        self.backend_warnings = current
 
     def handle_line(self, line: str) -> None:
         notice = parse(line)

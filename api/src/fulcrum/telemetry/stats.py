@@ -7,7 +7,8 @@ from datetime import datetime
 
 from fulcrum.config.snapshot import ConfigSnapshot, Service
 from fulcrum.dataplane.ipvs_table import Counters, IpvsTable, RealServer, ServiceKey, VirtualService, endpoint
-from fulcrum.schemas.telemetry import BackendState, BackendStats, Rates, ServiceStats, StatsSnapshot
+from fulcrum.dataplane.vip_guard import BackendWarning
+from fulcrum.schemas.telemetry import BackendIssue, BackendState, BackendStats, Rates, ServiceStats, StatsSnapshot
 from fulcrum.telemetry.history import METRICS
 
 
@@ -31,8 +32,12 @@ def summarize(
     ipvs_available: bool,
     detail: str,
     revision: int | None,
+    warnings: list[BackendWarning] = (),
 ) -> StatsSnapshot:
-    """Join the running configuration with what the kernel holds. Pure."""
+    """Join the running configuration with what the kernel holds (and the guardrail found). Pure."""
+    issues: dict[tuple[str, str], list[BackendIssue]] = {}
+    for warning in warnings:
+        issues.setdefault((warning.service, warning.backend), []).append(BackendIssue(code=warning.code, message=warning.message))
     services = []
     for service in (snapshot.services if snapshot else []):
         if not service.enabled:
@@ -40,6 +45,8 @@ def summarize(
         key = service_keys(service)[0]
         kernel = table.service(key) if table else None
         backends = [_backend(service, b, kernel, ipvs_available) for b in service.backends]
+        for backend in backends:
+            backend.warnings = issues.get((service.name, backend.endpoint), [])
         enabled = [b for b in backends if b.state != BackendState.DISABLED]
         services.append(
             ServiceStats(

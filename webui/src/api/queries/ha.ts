@@ -1,6 +1,15 @@
 import { queryOptions, type QueryClient } from '@tanstack/react-query';
 import {
-  firewallGetFirewall,
+  haFailoverDrill,
+  haHaDiff,
+  haHaStatus,
+  haMaintenance,
+  haMakeActive,
+  haPair,
+  haPairingCode,
+  haResolve,
+  haSyncNow,
+  haUnpair,
   nodeGetNode,
   nodePutNode,
   vipGroupsCreateGroup,
@@ -8,19 +17,82 @@ import {
   vipGroupsListGroups,
   vipGroupsUpdateGroup,
 } from '../../client/sdk.gen';
-import type { Node, VipGroupCreate, VipGroupUpdate } from '../../client/types.gen';
+import type { Node, PairRequest, ResolveRequest, VipGroupCreate, VipGroupUpdate } from '../../client/types.gen';
 import { invalidatePending } from './candidate';
 
-export const haKeys = { vipGroups: ['vip-groups'] as const, node: ['node'] as const, firewall: ['firewall'] as const };
+export const haKeys = {
+  vipGroups: ['vip-groups'] as const,
+  node: ['node'] as const,
+  status: ['ha', 'status'] as const,
+  diff: ['ha', 'diff'] as const,
+};
+
+/** Roles, peer reachability and sync move on their own: poll every few seconds. */
+export const haStatusQuery = () =>
+  queryOptions({
+    queryKey: haKeys.status,
+    queryFn: async ({ signal }) => (await haHaStatus({ signal })).data,
+    refetchInterval: 3_000,
+  });
+
+/** Asks the peer: only while someone looks at a conflict or asks for it. */
+export const haDiffQuery = () =>
+  queryOptions({ queryKey: haKeys.diff, queryFn: async ({ signal }) => (await haHaDiff({ signal })).data, staleTime: 0 });
+
+const afterHa = (queryClient: QueryClient) =>
+  Promise.all([queryClient.invalidateQueries({ queryKey: ['ha'] }), queryClient.invalidateQueries({ queryKey: ['status'] })]);
+
+/**
+ * Pairing or resolving a conflict can replace this node's whole configuration (and accounts):
+ * everything cached may be stale, except who is signed in.
+ */
+const afterConfigReplaced = (queryClient: QueryClient) =>
+  queryClient.invalidateQueries({ predicate: (query) => query.queryKey[0] !== 'auth' });
+
+export const pairingCodeMutation = () => ({
+  mutationFn: async () => (await haPairingCode()).data,
+});
+
+export const pairMutation = (queryClient: QueryClient) => ({
+  mutationFn: async (body: PairRequest) => (await haPair({ body })).data,
+  onSuccess: () => afterConfigReplaced(queryClient),
+});
+
+export const unpairMutation = (queryClient: QueryClient) => ({
+  mutationFn: async () => (await haUnpair()).data,
+  onSettled: () => afterHa(queryClient),
+});
+
+export const syncNowMutation = (queryClient: QueryClient) => ({
+  mutationFn: async () => (await haSyncNow()).data,
+  onSettled: () => afterHa(queryClient),
+});
+
+export const resolveMutation = (queryClient: QueryClient) => ({
+  mutationFn: async (body: ResolveRequest) => (await haResolve({ body })).data,
+  onSettled: () => afterConfigReplaced(queryClient),
+});
+
+export const maintenanceMutation = (queryClient: QueryClient) => ({
+  mutationFn: async (enabled: boolean) => (await haMaintenance({ body: { enabled } })).data,
+  onSettled: () => afterHa(queryClient),
+});
+
+export const makeActiveMutation = (queryClient: QueryClient) => ({
+  mutationFn: async () => (await haMakeActive()).data,
+  onSettled: () => afterHa(queryClient),
+});
+
+export const drillMutation = (queryClient: QueryClient) => ({
+  mutationFn: async () => (await haFailoverDrill()).data,
+  onSettled: () => afterHa(queryClient),
+});
 
 export const vipGroupsQuery = () =>
   queryOptions({ queryKey: haKeys.vipGroups, queryFn: async ({ signal }) => (await vipGroupsListGroups({ signal })).data });
 
 export const nodeQuery = () =>
   queryOptions({ queryKey: haKeys.node, queryFn: async ({ signal }) => (await nodeGetNode({ signal })).data });
-
-export const firewallQuery = () =>
-  queryOptions({ queryKey: haKeys.firewall, queryFn: async ({ signal }) => (await firewallGetFirewall({ signal })).data });
 
 const afterVipEdit = (queryClient: QueryClient) =>
   Promise.all([queryClient.invalidateQueries({ queryKey: haKeys.vipGroups }), invalidatePending(queryClient)]);

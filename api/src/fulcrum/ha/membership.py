@@ -1,0 +1,169 @@
+"""Pairing and unpairing, as the operator (on A) and the peer (B) see them."""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import asdict
+from datetime import datetime
+from urllib.parse import urlsplit
+
+import httpx
+from pydantic import ValidationError
+from sqlalchemy.orm import Session
+
+from fulcrum.errors import ConfigInvalid, Conflict, Unauthorized
+from fulcrum.ha import events, pairing, replication, wire
+from fulcrum.ha.peer_client import PeerError
+from fulcrum.ha.runtime import HaRuntime
+from fulcrum.schemas.ha import PairRequest, PairResult
+from fulcrum.schemas.telemetry import Severity
+from fulcrum.services import audit
+from fulcrum.services.ha_config import get_node
+
+PAIR_TIMEOUT = 10.0
+
+
+class PairingRejected(Unauthorized):
+    """A wrong code: answered 401, and the failed try is counted (committed) all the same."""
+
+    keep_changes = True
+
+
+def _invalid(field: str, message: str) -> ConfigInvalid:
+    return ConfigInvalid([{"loc": ["body", field], "msg": message, "type": "value_error"}])
+
+
+def origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def default_local_url(peer_url: str) -> str:
+    """This node's address on the route to the peer, with the peer URL's scheme and port (both
+    nodes serve the API the same way)."""
+    parts = urlsplit(peer_url)
+    host = parts.hostname or ""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_DGRAM) as probe:
+        probe.connect((host, parts.port or 443))  # UDP: no packet is sent, the kernel picks a route
+        address = probe.getsockname()[0]
+    netloc = f"[{address}]" if family == socket.AF_INET6 else address
+    return f"{parts.scheme}://{netloc}" + (f":{parts.port}" if parts.port else "")
+
+
+def pair_with(runtime: HaRuntime, actor: audit.Actor, request: PairRequest) -> PairResult:
+    """On A: run the exchange with B, store the pairing, push this node's configuration."""
+    peer_url = origin(request.peer_url)
+    with runtime.session_scope() as session:
+        existing = pairing.current_pairing(session)
+        if existing is not None:
+            raise Conflict(f"this node is already paired with {existing.peer_name} ({existing.peer_url}); unpair first")
+        name = get_node(session).name
+    try:
+        local_url = origin(request.local_url) if request.local_url else default_local_url(peer_url)
+    except OSError as error:
+        raise _invalid("peer_url", f"no route to {peer_url}: {error.strerror or error}") from None
+    key = pairing.code_key(request.code)
+    offer, private = pairing.make_offer(name, local_url)
+    body = {**asdict(offer), "mac": pairing.offer_mac(key, offer)}
+    try:
+        with httpx.Client(verify=False, timeout=PAIR_TIMEOUT) as http:  # noqa: S501 (the code authenticates, not TLS)
+            response = http.post(f"{peer_url}/api/v1/peer/pair", json=body)
+    except httpx.HTTPError as error:
+        raise _invalid("peer_url", f"no Fulcrum node answered at {peer_url}: {error}") from None
+    detail = _detail(response)
+    if response.status_code == 401:
+        raise _invalid("code", f"the pairing code was not accepted by the peer: {detail}")
+    if response.status_code == 409:
+        raise Conflict(f"the peer refused to pair: {detail}")
+    if response.status_code != 200:
+        raise _invalid("peer_url", f"{peer_url} answered HTTP {response.status_code}: {detail}")
+    try:
+        answer = wire.Answer.model_validate(response.json())
+    except (ValueError, ValidationError):
+        raise _invalid("peer_url", f"{peer_url} did not answer like a Fulcrum node") from None
+    try:
+        key_bytes = pairing.accept_answer(key, offer, private, pairing.Answer(answer.node, answer.public_key, answer.nonce), answer.mac)
+    except pairing.PairingRefused as error:
+        raise _invalid("code", str(error)) from None
+    with runtime.session_scope() as session:
+        pairing.store_pairing(session, answer.node, peer_url, key_bytes, initiator=True)
+        audit.record(session, actor, "ha.pair", answer.node, {"peer_url": peer_url, "local_url": local_url})
+        events.emit(runtime.telemetry, "ha.paired", Severity.INFO, f"paired with {answer.node} at {peer_url}", {"peer": answer.node, "peer_url": peer_url}, session=session)
+    runtime.forget_peer()
+    runtime.set_sync("unreachable", "paired; the first sync is running")
+    # This node's configuration wins at pairing (the dashboard says so before the user confirms).
+    sync = replication.push(runtime, force=True)
+    runtime.wake()
+    return PairResult(peer_name=answer.node, peer_url=peer_url, sync=sync)
+
+
+def _detail(response: httpx.Response) -> str:
+    try:
+        detail = response.json().get("detail")
+    except (ValueError, AttributeError):
+        detail = None
+    return str(detail) if detail else f"HTTP {response.status_code}"
+
+
+def answer_offer(session: Session, runtime: HaRuntime, offer: wire.Offer, source: str) -> wire.Answer:
+    """On B: check A's proof of the code, answer with ours, store the pairing."""
+    existing = pairing.current_pairing(session)
+    if existing is not None:
+        raise Conflict("this node is already paired; unpair it first")
+    name = get_node(session).name
+    if offer.node == name:
+        raise Conflict(f"both nodes are named {name!r}; give each node its own name (PUT /api/v1/node) before pairing")
+    try:
+        key = pairing.live_code_key(session)
+    except pairing.PairingRefused as error:
+        raise PairingRejected(str(error)) from None
+    try:
+        answer, mac, pair_key = pairing.answer_offer(key, pairing.Offer(offer.node, offer.url, offer.public_key, offer.nonce), offer.mac, name)
+    except pairing.PairingRefused as error:
+        left = pairing.code_failed(session)
+        raise PairingRejected(f"{error}; {left} tries left" if left else f"{error}; the code is burnt now, create a new one") from None
+    pairing.burn_code(session)
+    pairing.store_pairing(session, offer.node, origin(offer.url), pair_key, initiator=False)
+    actor = audit.Actor(username=f"peer:{offer.node}", source=source)
+    audit.record(session, actor, "ha.pair", offer.node, {"peer_url": offer.url})
+    events.emit(runtime.telemetry, "ha.paired", Severity.INFO, f"paired with {offer.node} at {offer.url}", {"peer": offer.node, "peer_url": offer.url}, session=session)
+    runtime.forget_peer()
+    runtime.set_sync("unreachable", "paired; waiting for the peer's configuration")
+    return wire.Answer(node=answer.node, public_key=answer.public_key, nonce=answer.nonce, mac=mac)
+
+
+def issue_code(session: Session, actor: audit.Actor) -> tuple[str, datetime]:
+    existing = pairing.current_pairing(session)
+    if existing is not None:
+        raise Conflict(f"this node is already paired with {existing.peer_name}; unpair first")
+    code, expires = pairing.issue_code(session)
+    audit.record(session, actor, "ha.pairing_code", "", {"expires_at": expires.isoformat()})
+    return code, expires
+
+
+def unpair(runtime: HaRuntime, actor: audit.Actor) -> str:
+    """On either node: tell the peer (signed, best effort), then forget the pairing here."""
+    with runtime.session_scope() as session:
+        current = replication.require_pairing(session)
+        peer = replication.client_for(current, get_node(session).name)
+        peer_name = current.peer_name
+    try:
+        response = peer.delete("/pair")
+        told = "told the peer" if response.ok else f"the peer answered {response.detail}"
+    except PeerError as error:
+        told = f"the peer was not told ({error}); unpair it there too"
+    with runtime.session_scope() as session:
+        pairing.forget_pairing(session)
+        audit.record(session, actor, "ha.unpair", peer_name, {"peer": told})
+        events.emit(runtime.telemetry, "ha.unpaired", Severity.WARNING, f"unpaired from {peer_name}: {told}", {"peer": peer_name}, session=session)
+    runtime.forget_peer()
+    return told
+
+
+def unpaired_by_peer(session: Session, runtime: HaRuntime, actor: audit.Actor) -> None:
+    current = pairing.forget_pairing(session)
+    name = current.peer_name if current else actor.username
+    audit.record(session, actor, "ha.unpair", name, {"by": "peer"})
+    events.emit(runtime.telemetry, "ha.unpaired", Severity.WARNING, f"{name} unpaired this node", {"peer": name}, session=session)
+    runtime.forget_peer()

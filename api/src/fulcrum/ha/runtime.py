@@ -1,0 +1,135 @@
+"""What one API process remembers about its pair between requests: the peer's last answer,
+reachability, the sync state, the split-brain tracker, and the nonces of accepted peer requests.
+
+The database holds the pairing itself; all of this is rebuilt from the peer within one poll
+after a restart.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from fulcrum.db import unit_of_work
+from fulcrum.ha import events
+from fulcrum.ha.local import set_maintenance
+from fulcrum.ha.peer_auth import NonceCache
+from fulcrum.ha.status import SplitBrainTracker
+from fulcrum.ha.wire import PeerStatus
+from fulcrum.models._types import utcnow
+from fulcrum.schemas.telemetry import Severity
+from fulcrum.settings import Settings
+from fulcrum.telemetry.hub import Telemetry
+
+PUSH_RETRY_SECONDS = 60.0  # a push the peer could not apply is retried after this (or on "sync now")
+
+
+@dataclass
+class SyncRecord:
+    state: str = "unpaired"
+    since: datetime | None = None
+    message: str = ""
+    peer_revision: int | None = None
+    peer_hash: str | None = None
+
+
+@dataclass
+class PeerCache:
+    status: PeerStatus | None = None  # the peer's last answer to a poll
+    last_seen: datetime | None = None
+    reachable: bool | None = None  # None: not asked yet
+    unreachable_since: datetime | None = None
+
+
+@dataclass
+class HaRuntime:
+    settings: Settings
+    telemetry: Telemetry
+    session_scope: Callable[[], AbstractContextManager[Session]]
+    nonces: NonceCache = field(default_factory=NonceCache)
+    peer: PeerCache = field(default_factory=PeerCache)
+    sync: SyncRecord = field(default_factory=SyncRecord)
+    split: SplitBrainTracker = field(default_factory=SplitBrainTracker)
+    wakeup: threading.Event = field(default_factory=threading.Event)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    # lineage id of a head the peer failed to apply -> monotonic time to try again
+    retry_at: dict[str, float] = field(default_factory=dict)
+    conflict_recorded: tuple[str, str] | None = None
+
+    @classmethod
+    def create(cls, settings: Settings, sessions: sessionmaker[Session], telemetry: Telemetry) -> HaRuntime:
+        return cls(settings, telemetry, lambda: _scope(sessions))
+
+    # --- what the watcher and the endpoints report -----------------------------------------
+
+    def set_sync(self, state: str, message: str = "", peer_revision: int | None = None, peer_hash: str | None = None) -> None:
+        with self.lock:
+            if state != self.sync.state or self.sync.since is None:
+                self.sync.since = utcnow()
+            self.sync.state = state
+            self.sync.message = message
+            if peer_revision is not None or state == "unpaired":
+                self.sync.peer_revision = peer_revision
+            if peer_hash is not None or state == "unpaired":
+                self.sync.peer_hash = peer_hash
+
+    def peer_answered(self, status: PeerStatus) -> None:
+        with self.lock:
+            was = self.peer.reachable
+            self.peer.status = status
+            self.peer.last_seen = utcnow()
+            self.peer.reachable = True
+            self.peer.unreachable_since = None
+        if was is False:
+            events.emit(self.telemetry, "ha.peer_reachable", Severity.INFO, f"peer {status.name} answers again")
+
+    def peer_failed(self, name: str, problem: str) -> None:
+        with self.lock:
+            was = self.peer.reachable
+            self.peer.reachable = False
+            if was is not False:
+                self.peer.unreachable_since = utcnow()
+        if was is not False:
+            events.emit(self.telemetry, "ha.peer_unreachable", Severity.WARNING, f"peer {name} is unreachable: {problem}", {"problem": problem})
+        self.set_sync("unreachable", problem)
+
+    def forget_peer(self) -> None:
+        """Unpaired: nothing about a peer holds any more, a split-brain step-down included."""
+        if self.split.holding and self.settings.maintenance_file is not None:
+            set_maintenance(self.settings.maintenance_file, False)
+        with self.lock:
+            self.peer = PeerCache()
+            self.retry_at.clear()
+            self.conflict_recorded = None
+            self.split = SplitBrainTracker()
+        self.set_sync("unpaired")
+
+    def record_conflict(self, local: str, peer: str, message: str, session: Session | None = None) -> None:
+        """An ha.conflict event (an alarm), once per pair of diverged heads."""
+        with self.lock:
+            if self.conflict_recorded == (local, peer):
+                return
+            self.conflict_recorded = (local, peer)
+        events.emit(self.telemetry, "ha.conflict", Severity.CRITICAL, message, {"local_lineage": local, "peer_lineage": peer}, session=session)
+
+    def may_push(self, lineage: str, now: float | None = None) -> bool:
+        return self.retry_at.get(lineage, 0.0) <= (time.monotonic() if now is None else now)
+
+    def push_failed(self, lineage: str) -> None:
+        self.retry_at[lineage] = time.monotonic() + PUSH_RETRY_SECONDS
+
+    def wake(self) -> None:
+        """Have the watcher look at the peer now (after a local change)."""
+        self.wakeup.set()
+
+
+@contextmanager
+def _scope(sessions: sessionmaker[Session]) -> Iterator[Session]:
+    with sessions() as session, unit_of_work(session):
+        yield session

@@ -1,0 +1,156 @@
+"""This node's HA picture, assembled for the operator (/ha/status) and for the peer's poll."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from sqlalchemy.orm import Session
+
+from fulcrum.config.snapshot import ConfigSnapshot, Node
+from fulcrum.ha import lineage, local, replication
+from fulcrum.ha.pairing import current_pairing
+from fulcrum.ha.runtime import HaRuntime
+from fulcrum.ha.status import Side, is_writer
+from fulcrum.ha.wire import Head, PeerStatus
+from fulcrum.models.ha import HaPairing
+from fulcrum.models._types import utcnow
+from fulcrum.schemas.ha import ConnSync, GroupState, HaNode, HaPeer, HaStatus, HaSync, SplitBrain, Transition
+from fulcrum.services import revisions
+from fulcrum.services.ha_config import get_node
+
+
+@dataclass(frozen=True)
+class LocalView:
+    pairing: HaPairing | None
+    name: str  # this node's name in the pair (its settings as last saved)
+    running_node: Node  # the node settings keepalived runs (the candidate's before any commit)
+    groups: list[local.GroupState]
+    maintenance: bool
+    role: str
+    writer: bool
+    head: Head | None
+    history: list[str]
+
+    @property
+    def side(self) -> Side:
+        return Side(self.name, self.running_node.priority, self.role)
+
+    @property
+    def group_states(self) -> dict[str, str]:
+        return {g.name: g.state for g in self.groups}
+
+
+def head_of(session: Session) -> Head | None:
+    row = lineage.head(session)
+    if row is None or row.shared_hash is None or row.lineage is None:
+        return None
+    return Head(revision=row.number, shared_hash=row.shared_hash, lineage=row.lineage)
+
+
+def local_view(session: Session, runtime: HaRuntime) -> LocalView:
+    pairing = current_pairing(session)
+    running: ConfigSnapshot | None = revisions.snapshot_of(revisions.running(session))
+    saved = get_node(session)
+    node = running.node if running else saved
+    groups = local.group_states(session, running)
+    maintenance = local.in_maintenance(runtime.settings.maintenance_file)  # type: ignore[arg-type]
+    if pairing is None:
+        role = "maintenance" if maintenance else "standalone"
+    else:
+        role = local.role_of(groups, maintenance)
+    peer = runtime.peer.status
+    peer_side = Side(peer.name, peer.priority, peer.role) if peer else None
+    peer_name = peer.name if peer else (pairing.peer_name if pairing else "")
+    writer = is_writer(Side(saved.name, node.priority, role), pairing is not None, peer_side, peer_name)
+    return LocalView(pairing, saved.name, node, groups, maintenance, role, writer, head_of(session), lineage.history(session))
+
+
+def _daemon(view: LocalView) -> str:
+    if view.running_node.sync_interface is None or not view.groups:
+        return "off"
+    # keepalived's sync daemon follows the first VRRP instance by name (render/keepalived.py).
+    return "master" if view.groups[0].state == "MASTER" else "backup"
+
+
+def peer_status(session: Session, runtime: HaRuntime) -> PeerStatus:
+    """What this node tells its peer when polled."""
+    view = local_view(session, runtime)
+    return PeerStatus(
+        name=view.name,
+        priority=view.running_node.priority,
+        role=view.role,  # type: ignore[arg-type]
+        groups=[GroupState(name=g.name, state=g.state, since=g.since) for g in view.groups],  # type: ignore[arg-type]
+        maintenance=view.maintenance,
+        writer=view.writer,
+        head=view.head,
+        history=view.history,
+        users_hash=replication.users_hash(replication.users_payload(session)),
+        connections=local.connections(runtime.telemetry.latest),
+        conn_sync_daemon=_daemon(view),  # type: ignore[arg-type]
+        transitions=[Transition.model_validate(t) for t in local.transitions(session, view.name)],
+        time=utcnow(),
+    )
+
+
+def ha_status(session: Session, runtime: HaRuntime) -> HaStatus:
+    view = local_view(session, runtime)
+    with runtime.lock:
+        cache = runtime.peer
+        sync = runtime.sync
+        peer_state = cache.status
+        peer = None
+        if view.pairing is not None:
+            peer = HaPeer(
+                name=peer_state.name if peer_state else view.pairing.peer_name,
+                url=view.pairing.peer_url,
+                reachable=bool(cache.reachable),
+                last_seen=cache.last_seen,
+                unreachable_since=cache.unreachable_since,
+                role=peer_state.role if peer_state else None,
+                groups=peer_state.groups if peer_state else [],
+                applied_revision=peer_state.head.revision if peer_state and peer_state.head else None,
+                writer=peer_state.writer if peer_state else None,
+            )
+        sync_state = "unpaired" if view.pairing is None else (sync.state if sync.state != "unpaired" else "unreachable")
+        message = sync.message
+        if view.pairing is not None and cache.reachable is None:
+            message = "the peer has not been asked yet"
+        transitions = [Transition.model_validate(t) for t in local.transitions(session, view.name)]
+        if peer_state is not None:
+            transitions += peer_state.transitions
+        transitions.sort(key=lambda t: t.time, reverse=True)
+        split = runtime.split
+        return HaStatus(
+            node=HaNode(
+                name=view.name,
+                role=view.role,  # type: ignore[arg-type]
+                groups=[GroupState(name=g.name, state=g.state, since=g.since) for g in view.groups],  # type: ignore[arg-type]
+                maintenance=view.maintenance,
+                writer=view.writer,
+                priority=view.running_node.priority,
+            ),
+            peer=peer,
+            sync=HaSync(
+                state=sync_state,  # type: ignore[arg-type]
+                local_revision=view.head.revision if view.head else None,
+                local_hash=view.head.shared_hash if view.head else None,
+                peer_revision=peer_state.head.revision if peer_state and peer_state.head else sync.peer_revision,
+                peer_hash=peer_state.head.shared_hash if peer_state and peer_state.head else sync.peer_hash,
+                since=sync.since,
+                message=message,
+            ),
+            conn_sync=ConnSync(
+                enabled=view.running_node.sync_interface is not None,
+                interface=view.running_node.sync_interface,
+                local_daemon=_daemon(view),  # type: ignore[arg-type]
+                local_connections=local.connections(runtime.telemetry.latest),
+                peer_connections=peer_state.connections if peer_state else None,
+            ),
+            split_brain=SplitBrain(
+                active=split.active,
+                since=split.since,
+                groups=split.groups if split.active else [],
+                holding=split.holding,
+            ),
+            transitions=transitions[: local.TRANSITIONS_SHOWN],
+        )
+

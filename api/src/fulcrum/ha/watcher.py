@@ -1,0 +1,134 @@
+"""The HA watcher: every `ha_sync_interval` seconds (and at once after a local change) it polls
+the peer, records reachability, pushes the shared configuration when the peer is behind, notices
+a conflict, and watches for a split brain, stepping this node down if it is the one to yield.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from fulcrum.ha import events, local, replication
+from fulcrum.ha.peer_client import PeerError
+from fulcrum.ha.runtime import HaRuntime
+from fulcrum.ha.status import both_master, by_priority, relation
+from fulcrum.ha.view import LocalView, local_view
+from fulcrum.ha.wire import PeerStatus
+from fulcrum.schemas.telemetry import Severity
+
+log = logging.getLogger(__name__)
+
+
+def poll(runtime: HaRuntime) -> tuple[LocalView, PeerStatus | None] | None:
+    """Ask the peer for its status; None when this node is not paired."""
+    with runtime.session_scope() as session:
+        view = local_view(session, runtime)
+        if view.pairing is None:
+            runtime.forget_peer()
+            return None
+        peer = replication.client_for(view.pairing, view.name)
+        peer_name = view.pairing.peer_name
+    try:
+        response = peer.get("/status")
+        if not response.ok:
+            raise PeerError(f"the peer answered its status request with {response.detail}")
+        status = PeerStatus.model_validate(response.data)
+    except (PeerError, ValueError) as error:
+        runtime.peer_failed(peer_name, str(error))
+        return view, None
+    runtime.peer_answered(status)
+    return view, status
+
+
+def tick(runtime: HaRuntime) -> None:
+    polled = poll(runtime)
+    if polled is None or polled[1] is None:
+        return
+    view, peer = polled
+    guard_split_brain(runtime, view, peer)
+    with runtime.session_scope() as session:
+        view = local_view(session, runtime)  # the writer flag may have changed with the peer's answer
+        users = replication.users_hash(replication.users_payload(session))
+    seen = relation(view.head, view.history, peer.head, peer.history)
+    peer_revision = peer.head.revision if peer.head else None
+    peer_hash = peer.head.shared_hash if peer.head else None
+    if seen == "in_sync":
+        differs = users != peer.users_hash or (view.head is not None and peer.head is not None and view.head.lineage != peer.head.lineage)
+        if differs and view.writer:
+            replication.push(runtime)
+        else:
+            runtime.set_sync("in_sync", f"{peer.name} runs the same shared configuration (its revision {peer_revision})", peer_revision, peer_hash)
+    elif seen == "peer_behind":
+        assert view.head is not None
+        if runtime.may_push(view.head.lineage):
+            replication.push(runtime)
+        else:
+            with runtime.lock:
+                message = runtime.sync.message
+            runtime.set_sync("peer_behind", message, peer_revision, peer_hash)
+    elif seen == "peer_ahead":
+        runtime.set_sync("peer_ahead", f"{peer.name} has newer configuration (its revision {peer_revision}); it sends it here", peer_revision, peer_hash)
+    else:
+        assert view.head is not None and peer.head is not None
+        message = (
+            f"configuration conflict with {peer.name}: both nodes changed the shared configuration since they last "
+            f"agreed (here revision {view.head.revision}, there revision {peer_revision}); choose the winner"
+        )
+        runtime.record_conflict(view.head.lineage, peer.head.lineage, message)  # the event first: the status then implies it
+        runtime.set_sync("conflict", message, peer_revision, peer_hash)
+
+
+def guard_split_brain(runtime: HaRuntime, view: LocalView, peer: PeerStatus, now: float | None = None) -> None:
+    now = time.monotonic() if now is None else now
+    mine = view.group_states
+    theirs = {g.name: g.state for g in peer.groups}
+    split = runtime.split
+    maintenance_file = runtime.settings.maintenance_file
+    assert maintenance_file is not None
+    if split.observe(now, both_master(mine, theirs)):
+        events.emit(
+            runtime.telemetry, "ha.split_brain", Severity.CRITICAL,
+            f"split brain: this node and {peer.name} are both MASTER of {', '.join(split.groups)}",
+            {"groups": split.groups, "peer": peer.name},
+        )  # fmt: skip
+        if not by_priority(view.side, peer.name, peer.priority):
+            local.set_maintenance(maintenance_file, True)
+            split.start_hold(now)
+            events.emit(
+                runtime.telemetry, "ha.maintenance", Severity.WARNING,
+                f"maintenance on: stepping down for at least {split.hold:.0f} s to end the split brain ({peer.name} has precedence)",
+                {"enabled": True, "reason": "split_brain"},
+            )  # fmt: skip
+    peer_master_of_all = bool(theirs) and all(state == "MASTER" for state in theirs.values())
+    if split.may_release(now, peer_master_of_all, "MASTER" in mine.values()):
+        local.set_maintenance(maintenance_file, False)
+        split.holding = False
+        events.emit(
+            runtime.telemetry, "ha.maintenance", Severity.INFO,
+            f"maintenance off: the split brain is over, {peer.name} is MASTER of every group",
+            {"enabled": False, "reason": "split_brain"},
+        )  # fmt: skip
+
+
+class Watcher(threading.Thread):
+    def __init__(self, runtime: HaRuntime, interval: float) -> None:
+        super().__init__(name="ha-watcher", daemon=True)
+        self.runtime = runtime
+        self.interval = interval
+        self._stopping = threading.Event()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.runtime.wakeup.set()
+        if self.is_alive():
+            self.join(timeout=10)
+
+    def run(self) -> None:
+        while not self._stopping.is_set():
+            self.runtime.wakeup.clear()
+            try:
+                tick(self.runtime)
+            except Exception:
+                log.exception("HA watcher")
+            self.runtime.wakeup.wait(self.interval)

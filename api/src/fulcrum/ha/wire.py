@@ -1,0 +1,92 @@
+"""What the two nodes of a pair send each other (the /peer endpoints), validated on receipt."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from fulcrum.config.types import Name
+from fulcrum.models.user import Role
+from fulcrum.schemas.auth import Username
+from fulcrum.schemas.ha import GroupState, HaRole, PeerUrl, Transition
+
+Hex32 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
+Hex64 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Offer(_Message):
+    node: Name
+    url: PeerUrl
+    public_key: Hex64
+    nonce: Hex32
+    mac: Hex64
+
+
+class Answer(_Message):
+    node: Name
+    public_key: Hex64
+    nonce: Hex32
+    mac: Hex64
+
+
+class Head(_Message):
+    revision: int
+    shared_hash: Hex64
+    lineage: Hex64
+
+
+class PeerStatus(_Message):
+    """A node's answer to its peer's poll: enough to decide who writes and who is behind."""
+
+    name: Name
+    priority: int
+    role: HaRole
+    groups: list[GroupState]
+    maintenance: bool
+    writer: bool
+    head: Head | None
+    history: list[Hex64] = Field(max_length=50)
+    users_hash: Hex64
+    connections: int | None
+    conn_sync_daemon: Literal["master", "backup", "off"]
+    transitions: list[Transition]
+    time: datetime
+
+
+class UserRecord(_Message):
+    username: Username
+    role: Role
+    password_hash: Annotated[str, StringConstraints(pattern=r"^\$argon2(id|i|d)\$[A-Za-z0-9$=,+/.]+$", max_length=255)]
+    disabled: bool
+
+
+class ConfigPush(_Message):
+    """A node's shared configuration (its head revision's shared part) and its users. Only a
+    forced push (pairing) may come without configuration: then it carries the users alone."""
+
+    shared: dict[str, Any] | None
+    users: list[UserRecord] = Field(max_length=10_000)
+    shared_hash: Hex64 | None
+    lineage: Hex64 | None
+    history: list[Hex64] = Field(max_length=50)
+    origin_revision: int | None
+    origin_node: Name
+    force: bool = False  # the operator chose this node's configuration to win a conflict
+
+
+class ConfigReply(_Message):
+    result: Literal["in_sync", "fast_forward", "forced", "peer_ahead"]
+    revision: int | None  # the receiver's head revision after handling the push
+    state: str | None
+    shared_hash: Hex64 | None
+
+
+class MaintenanceOrder(_Message):
+    enabled: bool
+    reason: Annotated[str, StringConstraints(max_length=200)] = ""

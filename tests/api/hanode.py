@@ -1,0 +1,361 @@
+"""Two real API processes for the HA tests: each its own uvicorn, database, state directory and
+keepalived notify FIFO (through which a test reports VRRP states, as keepalived would), talking
+to each other over real sockets, optionally through a `Gate` that can cut the link between them.
+
+A node is forked from a "zygote": one helper process per test session that has imported the API
+and forks a node on request (run as `python hanode.py`). A fresh interpreter per node would spend
+most of its start-up importing; forking the test process itself is unsafe, as SQLite's
+per-process state (open files, locks) would be inherited from the test's own connections.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import select
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from apitest import PASSWORD
+
+START_DEADLINE = 60.0
+WAIT_DEADLINE = 45.0  # for replication and the watcher: generous, the host's 2 cores are shared
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_for(what: str, check: Callable[[], Any], deadline: float = WAIT_DEADLINE, every: float = 0.1) -> Any:
+    """Poll `check` until it returns something truthy; fail with `what` and the last value."""
+    end = time.monotonic() + deadline
+    last: Any = None
+    while time.monotonic() < end:
+        last = check()
+        if last:
+            return last
+        time.sleep(every)
+    raise AssertionError(f"timed out after {deadline:g} s waiting for {what}; last: {last!r}")
+
+
+class Node:
+    """One appliance's API in its own process."""
+
+    def __init__(self, root: Path, name: str, sync_interval: float = 0.3) -> None:
+        self.name = name
+        self.data = root / name
+        self.data.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.fifo = self.data / "vrrp.fifo"
+        self.maintenance_file = self.data / "state" / "maintenance"
+        self.env = {
+            "FULCRUM_DATA_DIR": str(self.data),
+            "FULCRUM_APPLY_MODE": "local",
+            "FULCRUM_COOKIE_SECURE": "false",
+            "FULCRUM_REAPPLY_ON_START": "false",
+            "FULCRUM_STATS_INTERVAL": "1",  # also starts the notify FIFO reader
+            "FULCRUM_NOTIFY_FIFO": str(self.fifo),
+            "FULCRUM_HA_SYNC_INTERVAL": str(sync_interval),
+        }
+        self.pid: int | None = None
+        self.http = httpx.Client(base_url=self.url, timeout=60)
+
+    # --- the process ---------------------------------------------------------------------------
+
+    def start(self, wait: bool = True) -> Node:
+        self.pid = spawn(self.port, self.env, self.data / "api.log")
+        if wait:
+            self.wait_ready()
+        return self
+
+    def wait_ready(self) -> None:
+        wait_for(f"{self.name} to answer", self._healthy, START_DEADLINE)
+
+    def _healthy(self) -> bool:
+        assert self.pid is not None
+        if not alive(self.pid):
+            self.pid = None
+            raise AssertionError(f"{self.name} exited:\n{self.log()}")
+        try:
+            return self.http.get("/api/v1/health").status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def stop(self) -> None:
+        """SIGTERM (uvicorn shuts down gracefully), SIGKILL after 15 s."""
+        if self.pid is None:
+            return
+        pid, self.pid = self.pid, None
+        for sig, grace in ((signal.SIGTERM, 15.0), (signal.SIGKILL, 5.0)):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+            end = time.monotonic() + grace
+            while time.monotonic() < end:
+                if not alive(pid):
+                    return
+                time.sleep(0.05)
+        raise AssertionError(f"{self.name} (pid {pid}) did not exit")
+
+    def log(self) -> str:
+        path = self.data / "api.log"
+        return path.read_text(errors="replace")[-4000:] if path.exists() else ""
+
+    # --- as an operator ------------------------------------------------------------------------
+
+    def setup(self, node_name: str | None = None) -> Node:
+        response = self.http.post("/api/v1/setup", json={"username": "admin", "password": PASSWORD})
+        assert response.status_code == 201, response.text
+        self.login("admin")
+        response = self.http.put("/api/v1/node", json={"name": node_name or self.name})
+        assert response.status_code == 200, response.text
+        return self
+
+    def login(self, username: str, password: str = PASSWORD) -> None:
+        response = self.http.post("/api/v1/auth/login", json={"username": username, "password": password})
+        assert response.status_code == 200, response.text
+        self.http.headers["Authorization"] = f"Bearer {response.json()['token']}"
+
+    def get(self, path: str) -> Any:
+        response = self.http.get(f"/api/v1{path}")
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def post(self, path: str, body: Any = None, expect: int | None = None) -> httpx.Response:
+        response = self.http.post(f"/api/v1{path}", json=body if body is not None else {})
+        if expect is not None:
+            assert response.status_code == expect, response.text
+        return response
+
+    def commit(self, message: str = "") -> dict[str, Any]:
+        response = self.post("/revisions", {"message": message})
+        assert response.status_code == 201, response.text
+        return response.json()  # type: ignore[no-any-return]
+
+    def status(self) -> dict[str, Any]:
+        return self.get("/ha/status")  # type: ignore[no-any-return]
+
+    def head(self) -> dict[str, Any] | None:
+        """The newest good revision, read from the database like the API does."""
+        rows = self.sql("SELECT number, shared_hash, lineage, message, author FROM revisions WHERE state IN ('applied', 'validated') ORDER BY number DESC LIMIT 1")
+        return dict(zip(("number", "shared_hash", "lineage", "message", "author"), rows[0], strict=True)) if rows else None
+
+    def sql(self, query: str, *args: Any) -> list[tuple[Any, ...]]:
+        with contextlib.closing(sqlite3.connect(self.data / "fulcrum.db", timeout=10)) as db:
+            rows = db.execute(query, args).fetchall()
+            db.commit()
+            return rows
+
+    def vrrp(self, group: str, state: str, priority: int = 100) -> None:
+        """Report a VRRP instance state as keepalived does, through the notify FIFO."""
+        wait_for(f"{self.name}'s notify FIFO", self.fifo.exists, 10)
+        fd = os.open(self.fifo, os.O_WRONLY)
+        try:
+            os.write(fd, f'INSTANCE "VG_{group}" {state} {priority}\n'.encode())
+        finally:
+            os.close(fd)
+        wait_for(f"{self.name}'s API to take {group} {state}", lambda: self._group_state(group) == state, 15)
+
+    def _group_state(self, group: str) -> str | None:
+        groups = self.status()["node"]["groups"]
+        return next((g["state"] for g in groups if g["name"] == group), None)
+
+
+class Gate:
+    """A TCP forwarder in front of a node: the link between the nodes, which a test can cut."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target = ("127.0.0.1", target_port)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._listener: socket.socket | None = None
+        self._connections: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self.open()
+
+    def open(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(16)
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def cut(self) -> None:
+        with self._lock:
+            listener, self._listener = self._listener, None
+            connections, self._connections = self._connections, []
+        for sock in ([listener] if listener else []) + connections:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            try:
+                upstream = socket.create_connection(self.target, timeout=5)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                if self._listener is not listener:
+                    client.close()
+                    upstream.close()
+                    return
+                self._connections += [client, upstream]
+            threading.Thread(target=self._pump, args=(client, upstream), daemon=True).start()
+
+    @staticmethod
+    def _pump(a: socket.socket, b: socket.socket) -> None:
+        sockets = [a, b]
+        try:
+            while True:
+                ready, _, _ = select.select(sockets, [], [], 1.0)
+                for sock in ready:
+                    data = sock.recv(65536)
+                    if not data:
+                        return
+                    (b if sock is a else a).sendall(data)
+        except (OSError, ValueError):
+            return
+        finally:
+            for sock in sockets:
+                sock.close()
+
+
+@contextlib.contextmanager
+def two_nodes(root: Path, gated: bool = False) -> Iterator[tuple[Node, Node, Gate | None, Gate | None]]:
+    """alpha and beta, started and set up (not paired); with gates in front of each if `gated`."""
+    alpha, beta = Node(root, "alpha"), Node(root, "beta")
+    gates: tuple[Gate | None, Gate | None] = (None, None)
+    try:
+        alpha.start(wait=False)
+        beta.start(wait=False)
+        alpha.wait_ready()
+        beta.wait_ready()
+        alpha.setup()
+        beta.setup()
+        if gated:
+            gates = (Gate(alpha.port), Gate(beta.port))
+        yield alpha, beta, gates[0], gates[1]
+    finally:
+        for gate in gates:
+            if gate is not None:
+                gate.cut()
+        alpha.stop()
+        beta.stop()
+
+
+def pair(alpha: Node, beta: Node, alpha_url: str | None = None, beta_url: str | None = None) -> dict[str, Any]:
+    """alpha enters beta's pairing code; returns the pairing answer."""
+    code = beta.post("/ha/pairing-code", expect=201).json()["code"]
+    body = {"peer_url": beta_url or beta.url, "code": code, "local_url": alpha_url or alpha.url}
+    response = alpha.post("/ha/pair", body)
+    assert response.status_code == 200, response.text
+    return response.json()  # type: ignore[no-any-return]
+
+
+def in_sync(alpha: Node, beta: Node) -> bool:
+    a, b = alpha.head(), beta.head()
+    return a is not None and b is not None and a["shared_hash"] == b["shared_hash"]
+
+
+# --- the zygote --------------------------------------------------------------------------------
+
+_zygote: subprocess.Popen[str] | None = None
+
+
+def spawn(port: int, env: dict[str, str], log: Path) -> int:
+    """A node's API forked by the zygote (started on first use); returns its pid."""
+    global _zygote
+    if _zygote is None or _zygote.poll() is not None:
+        _zygote = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        atexit.register(_end_zygote, _zygote)
+    assert _zygote.stdin is not None and _zygote.stdout is not None
+    _zygote.stdin.write(json.dumps({"port": port, "env": env, "log": str(log)}) + "\n")
+    _zygote.stdin.flush()
+    return int(_zygote.stdout.readline())
+
+
+def _end_zygote(zygote: subprocess.Popen[str]) -> None:
+    """Close its input and wait: it exits, and its nodes' CPU time counts towards this process's."""
+    assert zygote.stdin is not None
+    zygote.stdin.close()
+    zygote.wait(30)
+
+
+def alive(pid: int) -> bool:
+    """The zygote reaps its children as they exit, so a gone pid is a dead node."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _serve(port: int, env: dict[str, str], log_path: str) -> None:
+    """In the forked child: become the node's API; never returns."""
+    try:
+        log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(os.open("/dev/null", os.O_RDONLY), 0)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+        sys.stdout = sys.stderr = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD):
+            signal.signal(sig, signal.SIG_DFL)  # SIGCHLD: the API waits for keepalived -t and nft
+        os.environ.update(env)
+        import uvicorn
+
+        from fulcrum.main import create_app
+        from fulcrum.settings import Settings
+
+        uvicorn.run(create_app(Settings()), host="127.0.0.1", port=port, log_level="warning")
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        os._exit(1)
+
+
+def _zygote_main() -> None:
+    import uvicorn  # noqa: F401  (imported once here, inherited by every node)
+
+    import fulcrum.main  # noqa: F401
+
+    def reap(*_: object) -> None:
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+
+    signal.signal(signal.SIGCHLD, reap)
+    for line in sys.stdin:  # until the test process exits
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            _serve(request["port"], request["env"], request["log"])
+        print(pid, flush=True)
+
+
+if __name__ == "__main__":
+    _zygote_main()

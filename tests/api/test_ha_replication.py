@@ -1,0 +1,188 @@
+"""Replication between two real API processes: fast-forward, catching up, conflicts and their
+resolution, users, the one-writer rule and split brain. On this host applies end "validated"
+(no IPVS); the revisions and shared hashes are what is compared."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+
+from apitest import PASSWORD, WEB
+from hanode import Gate, Node, in_sync, pair, two_nodes, wait_for
+
+FRONT = {"name": "front", "virtual_router_id": 51, "addresses": ["192.0.2.100/24"]}
+
+
+def service(name: str, last_octet: int) -> dict[str, object]:
+    return {**WEB, "name": name, "address": f"192.0.2.{last_octet}"}
+
+
+def names(node: Node) -> list[str]:
+    return [s["name"] for s in node.get("/services")["data"]]
+
+
+def test_commits_on_the_writer_reach_the_standby_which_refuses_shared_changes(tmp_path: Path) -> None:
+    with two_nodes(tmp_path) as (alpha, beta, _, _):
+        pair(alpha, beta)
+        beta.login("admin")  # alpha's accounts replaced beta's at pairing
+        alpha.post("/services", WEB, expect=201)
+        revision = alpha.commit("add web")
+
+        wait_for("beta to take alpha's revision", lambda: in_sync(alpha, beta))
+        head = beta.head()
+        assert head is not None
+        assert head["message"] == f"replicated from alpha revision {revision['number']}" and head["author"] == "peer:alpha"
+        assert head["lineage"] == alpha.head()["lineage"]  # type: ignore[index]
+        assert names(beta) == ["web"]
+        assert beta.get("/node")["name"] == "beta"  # node-local settings stay
+        assert beta.get("/changes")["has_changes"] is False
+        status = wait_for("alpha to report in sync", lambda: (s := alpha.status())["sync"]["state"] == "in_sync" and s)
+        assert status["sync"]["peer_revision"] == head["number"] and status["node"]["writer"] is True
+        assert "ha.sync" in {e["kind"] for e in alpha.get("/events?kind=ha.sync")["data"]}
+
+        # Users follow, password hash included: the new operator can log in on beta.
+        alpha.post("/users", {"username": "olivia", "password": PASSWORD, "role": "operator"}, expect=201)
+        wait_for("olivia on beta", lambda: beta.sql("SELECT role FROM users WHERE username = 'olivia'") == [("operator",)])
+        with httpx.Client(base_url=beta.url, timeout=30) as olivia:
+            login = olivia.post("/api/v1/auth/login", json={"username": "olivia", "password": PASSWORD})
+            assert login.status_code == 200, login.text
+            assert login.json()["user"]["role"] == "operator"
+
+        # A second commit fast-forwards again.
+        alpha.post("/services", service("mail", 11), expect=201)
+        alpha.commit("add mail")
+        wait_for("beta to take the second revision", lambda: in_sync(alpha, beta))
+        assert names(beta) == ["mail", "web"]
+        sync = alpha.post("/ha/sync", expect=200).json()
+        assert sync["result"] == "in_sync", sync
+
+        # beta is the standby (no VRRP yet: alpha wins the priority rule by name).
+        wait_for("beta to know alpha's priority", lambda: beta.status()["peer"]["reachable"])
+        assert beta.status()["node"]["writer"] is False and alpha.status()["node"]["writer"] is True
+
+        for method, path, body in (
+            ("POST", "/services", service("dns", 12)),
+            ("PATCH", "/services/1", {"description": "x"}),
+            ("POST", "/services/1/backends", {"address": "198.51.100.9"}),
+            ("POST", "/vip-groups", FRONT),
+            ("PUT", "/firewall", {"management_ports": [443]}),
+            ("POST", "/users", {"username": "nope", "password": PASSWORD, "role": "viewer"}),
+            ("POST", "/revisions/1/rollback", {"discard_changes": True}),
+            ("POST", "/auth/password", {"current_password": PASSWORD, "new_password": PASSWORD + "!"}),
+        ):
+            response = beta.http.request(method, f"/api/v1{path}", json=body)
+            assert response.status_code == 409, (path, response.text)
+            answer = response.json()
+            assert answer["code"] == "standby_read_only" and answer["active_url"] == alpha.url, answer
+            assert answer["detail"].startswith("this node is standby; make changes on the active node alpha at")
+        assert names(beta) == ["mail", "web"]
+
+        # Node-local settings stay editable, and committing them alone is allowed.
+        assert beta.http.put("/api/v1/node", json={"name": "beta", "priority": 90}).status_code == 200
+        before = beta.head()
+        committed = beta.commit("lower beta's priority")
+        assert committed["number"] == before["number"] + 1  # type: ignore[index]
+        assert beta.head()["shared_hash"] == before["shared_hash"]  # type: ignore[index]
+        assert beta.post("/revisions", {}).json()["detail"].startswith("nothing to commit")
+        wait_for("alpha still in sync", lambda: alpha.status()["sync"]["state"] == "in_sync")
+        assert beta.get("/services")["count"] == 2  # reads work
+
+
+def test_a_peer_that_was_down_catches_up(tmp_path: Path) -> None:
+    with two_nodes(tmp_path) as (alpha, beta, _, _):
+        pair(alpha, beta)
+        beta.stop()
+        alpha.post("/services", WEB, expect=201)
+        alpha.commit("while beta is down")
+        alpha.post("/services", service("mail", 11), expect=201)
+        alpha.commit("still down")
+        status = wait_for("alpha to see beta unreachable", lambda: (s := alpha.status())["sync"]["state"] == "unreachable" and s)
+        assert status["peer"]["reachable"] is False and status["peer"]["unreachable_since"] is not None
+        assert alpha.get("/events?kind=ha.peer_unreachable")["count"] == 1
+
+        beta.start()
+        wait_for("beta to catch up", lambda: in_sync(alpha, beta))
+        beta.login("admin")
+        assert names(beta) == ["mail", "web"]
+        wait_for("alpha to see beta again", lambda: alpha.get("/events?kind=ha.peer_reachable")["count"] == 1)
+        assert wait_for("in sync", lambda: alpha.status()["sync"]["state"] == "in_sync")
+
+
+def _split(alpha: Node, beta: Node, gate_a: Gate, gate_b: Gate) -> None:
+    """A partition in which both nodes become MASTER and both change the configuration."""
+    pair(alpha, beta, alpha_url=gate_a.url, beta_url=gate_b.url)
+    beta.login("admin")
+    alpha.post("/vip-groups", FRONT, expect=201)
+    alpha.post("/services", WEB, expect=201)
+    alpha.commit("front and web")
+    wait_for("beta in sync", lambda: in_sync(alpha, beta))
+    alpha.vrrp("front", "MASTER")
+    beta.vrrp("front", "BACKUP")
+    wait_for("beta to see alpha active", lambda: beta.status()["node"]["writer"] is False)
+    refused = beta.post("/services", service("early", 12), expect=409).json()
+    assert refused["detail"].startswith("this node is standby; make changes on the active node alpha at " + gate_a.url)
+
+    gate_a.cut()
+    gate_b.cut()
+    wait_for("the partition", lambda: alpha.status()["sync"]["state"] == "unreachable" and beta.status()["sync"]["state"] == "unreachable")
+    beta.vrrp("front", "MASTER")  # beta hears no adverts either: both are MASTER now
+    assert beta.status()["node"]["writer"] is True
+    alpha.post("/services", service("a-only", 20), expect=201)
+    alpha.commit("alpha during the partition")
+    beta.post("/services", service("b-only", 21), expect=201)
+    beta.commit("beta during the partition")
+    gate_a.open()
+    gate_b.open()
+
+
+def test_divergent_edits_in_a_split_brain_conflict_until_the_operator_picks_a_side(tmp_path: Path) -> None:
+    with two_nodes(tmp_path, gated=True) as (alpha, beta, gate_a, gate_b):
+        assert gate_a is not None and gate_b is not None
+        _split(alpha, beta, gate_a, gate_b)
+
+        for node in (alpha, beta):
+            wait_for(f"{node.name} to see the conflict", lambda n=node: n.status()["sync"]["state"] == "conflict")
+            assert node.get("/events?kind=ha.conflict")["count"] >= 1
+        assert names(alpha) == ["a-only", "web"] and names(beta) == ["b-only", "web"]  # nothing overwritten
+        diff = alpha.get("/ha/diff")
+        assert diff["in_sync"] is False and '"a-only"' in diff["text"] and '"b-only"' in diff["text"]
+
+        # Split brain: seen over the peer link for 2 s; beta yields (same priority, later name).
+        wait_for("the split-brain alarm", lambda: alpha.get("/events?kind=ha.split_brain")["count"] >= 1)
+        wait_for("beta to step down", lambda: beta.maintenance_file.exists() and beta.maintenance_file.read_text().strip() == "1")
+        assert beta.status()["split_brain"]["holding"] is True
+        assert not (alpha.maintenance_file.exists() and alpha.maintenance_file.read_text().strip() == "1")
+
+        result = alpha.post("/ha/resolve", {"winner": "local"}, expect=200).json()
+        assert result["result"] == "forced", result
+        wait_for("beta to take alpha's configuration", lambda: in_sync(alpha, beta))
+        beta.login("admin")
+        assert names(beta) == ["a-only", "web"]
+        assert beta.head()["message"].startswith("forced by alpha")  # type: ignore[index]
+        wait_for("both in sync", lambda: alpha.status()["sync"]["state"] == "in_sync" == beta.status()["sync"]["state"])
+        assert alpha.get("/audit?action=ha.resolve")["count"] == 1
+
+        # A second partition: beta's operator ends the step-down, both are MASTER again, both edit.
+        gate_a.cut()
+        gate_b.cut()
+        wait_for("the partition", lambda: beta.status()["sync"]["state"] == "unreachable")
+        beta.post("/ha/maintenance", {"enabled": False}, expect=200)
+        beta.vrrp("front", "MASTER")
+        alpha.post("/services", service("a-two", 22), expect=201)
+        alpha.commit("alpha, second partition")
+        beta.post("/services", service("b-two", 23), expect=201)
+        beta.commit("beta, second partition")
+        gate_a.open()
+        gate_b.open()
+        wait_for("alpha to see the second conflict", lambda: alpha.status()["sync"]["state"] == "conflict")
+
+        # This time beta's side wins: alpha takes beta's configuration.
+        result = alpha.post("/ha/resolve", {"winner": "peer"}, expect=200).json()
+        assert result["result"] == "pulled", result
+        assert in_sync(alpha, beta)
+        assert names(alpha) == ["a-only", "b-two", "web"]
+        head = alpha.head()
+        assert head is not None and head["message"].startswith("forced by beta") and head["lineage"] == beta.head()["lineage"]  # type: ignore[index]
+        wait_for("both in sync again", lambda: alpha.status()["sync"]["state"] == "in_sync" == beta.status()["sync"]["state"])
+        assert alpha.get("/audit?action=ha.resolve")["count"] == 2

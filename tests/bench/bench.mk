@@ -1,0 +1,10 @@
+# `make bench`: benchmarks in the kernel-rig VM (tests/bench/README.md). Not part of `make test`.
+.PHONY: bench bench-setup
+
+bench: setup bench-setup
+	tests/bench/run-bench
+
+# HAProxy (the user-space proxy compared with IPVS) from Debian; matplotlib for the report's plots.
+bench-setup:
+	@command -v haproxy >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q haproxy; }
+	@$(PYTHON) -c 'import matplotlib' 2>/dev/null || $(PYTHON) -m pip install -q -r tests/bench/requirements.txt

@@ -1,0 +1,312 @@
+"""HA failover benchmark in the VM lab: time to recovery and failed requests for each kind of
+failure, and failover time against the VRRP advert interval, unplanned against planned.
+
+Runs inside the kernel-test VM (it needs IPVS, keepalived and namespaces), through the kernel
+rig, as root on the host:
+
+    FULCRUM_VM_TIMEOUT=10800 tests/kernel/run-in-vm -s tests/bench/ha_failover.py
+
+It prints Markdown tables with the conditions and writes them to
+$FULCRUM_BENCH_OUT (default .kernel-results/ha_failover.md, or the results folder run-in-vm
+uses). Settings (environment):
+
+    FULCRUM_BENCH_RUNS        runs per measurement (default 10)
+    FULCRUM_BENCH_ADVERT      advert interval for the failure-kind table (default 1)
+    FULCRUM_BENCH_INTERVALS   advert intervals to compare (default 1,0.3,0.1)
+    FULCRUM_BENCH_IDLE        seconds of quiet per interval, counting false failovers (default 120)
+    FULCRUM_BENCH_RATE        client requests per second (default 20)
+
+What is measured, per run, on the pair of real appliances of tests/lab/pair.py, each run
+failing whichever node holds the VIPs (so the direction alternates):
+
+  - VIPs moved: from the failure to the moment the peer holds every VIP of every group (each
+    node's addresses sampled every 5 ms by a thread inside its namespace);
+  - service restored: from the failure to the end of the first successful client request after
+    the last failed one (0 when none failed); the client makes `rate` requests per second, each
+    a new TCP connection with a 1 s timeout, round robin over the three front VIPs;
+  - failed requests: requests in the run that failed (refused, reset or timed out).
+
+Failure kinds: keepalived SIGKILLed (no goodbye: the peer waits out the master-down timer),
+the front interface (VRRP and VIPs) down, the backend interface (tracked) down, the API hung
+(SIGSTOP: the node-health check times out, so this is bounded by its timeout and the Python
+start-up of each check), and the planned hand-over (POST /ha/maintenance; measured from the
+request). A false failover is a VIP moving when nothing was done to the nodes: counted over an
+idle period per interval and between runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(TESTS))
+
+import lab  # noqa: E402
+from lab.pair import ALL_VIPS, HaPair, HolderLog, Node, outage  # noqa: E402
+
+RUNS = int(os.environ.get("FULCRUM_BENCH_RUNS", "10"))
+DEFAULT_ADVERT = float(os.environ.get("FULCRUM_BENCH_ADVERT", "1"))
+INTERVALS = [float(x) for x in os.environ.get("FULCRUM_BENCH_INTERVALS", "1,0.3,0.1").split(",")]
+IDLE_SECONDS = float(os.environ.get("FULCRUM_BENCH_IDLE", "120"))
+RATE = float(os.environ.get("FULCRUM_BENCH_RATE", "20"))
+# A hung API is detected by the probe's timeout: shorter than the lab's default (10 s) to keep
+# runs short; the start-up allowance still covers Python here.
+BENCH_ENV = {"FULCRUM_NODE_HEALTH_TIMEOUT": "5"}
+TAKEOVER_DEADLINE = 180  # seconds for the peer to hold every VIP before a run counts as failed
+
+
+@dataclass
+class Run:
+    kind: str
+    advert: float
+    source: str
+    moved: float | None  # seconds until the peer held every VIP (None: it never did)
+    restored: float
+    failed: int
+    total: int
+
+
+@dataclass
+class Bench:
+    pair: HaPair
+    holders: HolderLog
+    runs: list[Run] = field(default_factory=list)
+    idle: dict[float, tuple[float, int]] = field(default_factory=dict)  # advert -> (seconds, false moves)
+    between: dict[float, int] = field(default_factory=dict)  # advert -> unexplained moves between runs
+    slip: dict[str, list[float]] = field(default_factory=dict)
+
+    # --- one run ------------------------------------------------------------------------------
+
+    def run(self, kind: str, advert: float, inject: Callable[[Node], None], restore: Callable[[Node], None]) -> Run:
+        pair = self.pair
+        old = pair.wait_single_master(TAKEOVER_DEADLINE)
+        new = pair.other(old)
+        self._settle(old)
+        injected = time.monotonic()
+        inject(old)
+        try:
+            lab.wait_until(lambda: new.vips() == set(ALL_VIPS), TAKEOVER_DEADLINE, what=f"{kind}: {new.name} takes over",
+                           interval=0.05)
+            moved = self.holders.first(new, injected, frozenset(ALL_VIPS))
+        except AssertionError as error:
+            print(f"  {kind}: no takeover: {error}", flush=True)
+            moved = None
+        pair.probe.wait_for_requests(time.monotonic(), count=10, timeout=TAKEOVER_DEADLINE)
+        seen = outage(pair.probe, injected, time.monotonic())
+        result = Run(kind, advert, old.name, None if moved is None else moved - injected,
+                     seen.recovered_after, len(seen.failed), len(seen.requests))
+        print(f"  {kind} @ {advert:g} s from {old.name}: VIPs moved {_s(result.moved)}, service back "
+              f"{result.restored:.2f} s, {result.failed}/{result.total} failed", flush=True)
+        restore(old)
+        lab.wait_until(lambda: _states(old) == {"BACKUP"} and not old.vips(), TAKEOVER_DEADLINE,
+                       what=f"{old.name} back as BACKUP")
+        self.runs.append(result)
+        return result
+
+    def _settle(self, master: Node) -> None:
+        """Before a run: the client's requests succeed again and both nodes agree who is master."""
+        lab.wait_until(lambda: _states(master) == {"MASTER"} and _states(self.pair.other(master)) == {"BACKUP"},
+                       TAKEOVER_DEADLINE, what="MASTER and BACKUP reported")
+        self.pair.probe.wait_for_requests(time.monotonic(), count=5, timeout=TAKEOVER_DEADLINE)
+
+    # --- failure kinds ------------------------------------------------------------------------
+
+    def kinds(self) -> dict[str, tuple[Callable[[Node], None], Callable[[Node], None]]]:
+        pair = self.pair
+        return {
+            "keepalived killed (SIGKILL)": (pair.kill_keepalived, pair.start_keepalived),
+            "front interface down (VRRP, VIPs)": (lambda n: pair.link(n, "eth0", False), lambda n: pair.link(n, "eth0", True)),
+            "backend interface down (tracked)": (lambda n: pair.link(n, "eth1", False), lambda n: pair.link(n, "eth1", True)),
+            "API hung (SIGSTOP)": (lambda n: os.kill(n.api.pid, signal.SIGSTOP), lambda n: os.kill(n.api.pid, signal.SIGCONT)),
+            "planned: maintenance": (lambda n: pair.maintenance(n, True), lambda n: pair.maintenance(n, False)),
+        }
+
+    def set_advert(self, seconds: float) -> None:
+        for node in self.pair.nodes:
+            self.pair.set_advert_interval(node, seconds)
+        self.pair.commit_both(f"advert interval {seconds:g} s")
+
+    def idle_hold(self, advert: float) -> None:
+        """Leave the pair alone with traffic; any VIP move now is a false failover."""
+        self._settle(self.pair.wait_single_master(TAKEOVER_DEADLINE))
+        start = time.monotonic()
+        with TimerSlip() as slip:
+            deadline = start + IDLE_SECONDS
+            while time.monotonic() < deadline:
+                time.sleep(1)
+        self.slip[f"{advert:g} s idle"] = slip.late
+        self.idle[advert] = (IDLE_SECONDS, len(self.holders.moves(start, time.monotonic())))
+
+
+class TimerSlip:
+    """How late a 10 ms sleep wakes up in this VM while the block runs: emulation makes timers
+    late and uneven, and keepalived's timers are no exception."""
+
+    def __enter__(self) -> TimerSlip:
+        self.late: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            started = time.monotonic()
+            time.sleep(0.01)
+            self.late.append(time.monotonic() - started - 0.01)
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _states(node: Node) -> set[str]:
+    return {group["state"] for group in node.api.get("/ha/status")["node"]["groups"]}
+
+
+def _s(value: float | None) -> str:
+    return "never" if value is None else f"{value:.2f} s"
+
+
+def _median_worst(values: list[float | None]) -> str:
+    done = [v for v in values if v is not None]
+    missing = len(values) - len(done)
+    if not done:
+        return "never"
+    text = f"{statistics.median(done):.2f} / {max(done):.2f} s"
+    return text + (f" ({missing} never)" if missing else "")
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else float("nan")
+
+
+# --- the whole benchmark ---------------------------------------------------------------------------
+
+
+def measure(workdir: Path) -> Bench:
+    pair = HaPair.build(workdir, env=BENCH_ENV)
+    pair.setup_admin()
+    for node in pair.nodes:
+        pair.configure(node, advert_interval=DEFAULT_ADVERT, sync=True)
+    pair.commit_both("bench")
+    pair.start_probe(rate=RATE)
+    bench = Bench(pair, HolderLog(pair.nodes))
+    kinds = bench.kinds()
+    try:
+        print(f"failure kinds at {DEFAULT_ADVERT:g} s adverts, {RUNS} runs each", flush=True)
+        with TimerSlip() as slip:
+            for _ in range(RUNS):  # interleaved, so a slow phase of the host spreads over every kind
+                for kind, (inject, restore) in kinds.items():
+                    bench.run(kind, DEFAULT_ADVERT, inject, restore)
+        bench.slip[f"{DEFAULT_ADVERT:g} s runs"] = slip.late
+        for advert in INTERVALS:
+            print(f"advert interval {advert:g} s", flush=True)
+            bench.set_advert(advert)
+            bench.idle_hold(advert)
+            if advert != DEFAULT_ADVERT:
+                for _ in range(RUNS):
+                    for kind in ("keepalived killed (SIGKILL)", "planned: maintenance"):
+                        bench.run(kind, advert, *kinds[kind])
+    finally:
+        bench.holders.stop()
+    return bench
+
+
+def report(bench: Bench) -> str:
+    runs = bench.runs
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), "?")
+    keepalived = subprocess.run(["keepalived", "--version"], capture_output=True, text=True).stderr.split("\n")[0]
+    lines = [
+        "## HA failover in the VM lab",
+        "",
+        f"Conditions: qemu TCG (software emulation, no KVM), {os.cpu_count()} vCPUs ({cpu}), "
+        f"kernel {platform.release()}, {keepalived}; two appliances (API, engine, keepalived each), "
+        f"3 backends; client {RATE:g} requests/s, new connection each, 1 s timeout, round robin over "
+        f"3 VIPs; node health every 2 s, fall 2, probe timeout {BENCH_ENV['FULCRUM_NODE_HEALTH_TIMEOUT']} s; "
+        f"VM load average at the end {os.getloadavg()[0]:.1f}.",
+        "Timer slip (how late a 10 ms sleep wakes in the VM): "
+        + "; ".join(f"{phase}: median {1000 * statistics.median(late):.1f} ms, p99 {1000 * _percentile(late, 0.99):.0f} ms, "
+                    f"worst {1000 * max(late):.0f} ms" for phase, late in bench.slip.items() if late) + ".",
+        "",
+        f"### Failure kinds, advert interval {DEFAULT_ADVERT:g} s ({RUNS} runs each; median / worst)",
+        "",
+        "| failure | runs | VIPs on the peer after | service restored after | failed requests: total (median / worst per run) |",
+        "|---|---|---|---|---|",
+    ]
+    by_kind: dict[str, list[Run]] = {}
+    for run in runs:
+        if run.advert == DEFAULT_ADVERT:
+            by_kind.setdefault(run.kind, []).append(run)
+    for kind, kind_runs in by_kind.items():
+        failed = [r.failed for r in kind_runs]
+        lines.append(
+            f"| {kind} | {len(kind_runs)} | {_median_worst([r.moved for r in kind_runs])} | "
+            f"{_median_worst([r.restored for r in kind_runs])} | {sum(failed)} ({statistics.median(failed):g} / {max(failed)}) |"
+        )
+    lines += [
+        "",
+        f"### Advert interval: unplanned (keepalived killed) vs planned (maintenance), {RUNS} runs each",
+        "",
+        "| advert interval | master-down timer, nominal | unplanned: VIPs moved | unplanned: failed requests | "
+        "planned: VIPs moved | planned: failed requests | false failovers |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for advert in INTERVALS:
+        unplanned = [r for r in runs if r.advert == advert and r.kind.startswith("keepalived")]
+        planned = [r for r in runs if r.advert == advert and r.kind.startswith("planned")]
+        idle_seconds, idle_moves = bench.idle.get(advert, (0, 0))
+        nominal = 3 * advert + (256 - 100) / 256 * advert  # the standby's priority is 100
+        lines.append(
+            f"| {advert:g} s | {nominal:.2f} s | {_median_worst([r.moved for r in unplanned])} | "
+            f"{sum(r.failed for r in unplanned)} | {_median_worst([r.moved for r in planned])} | "
+            f"{sum(r.failed for r in planned)} | {idle_moves} in {idle_seconds:.0f} s idle |"
+        )
+    lines += ["", "Raw runs: " + json.dumps([run.__dict__ for run in runs])]
+    return "\n".join(lines) + "\n"
+
+
+def main(workdir: Path | None = None) -> str:
+    if not Path("/proc/net/ip_vs").exists():
+        raise SystemExit("no IPVS in this kernel: run it in the VM (tests/kernel/run-in-vm -s tests/bench/ha_failover.py)")
+    import tempfile
+
+    with lab.scope("ha failover bench"):
+        bench = measure(workdir or Path(tempfile.mkdtemp(prefix="ha-bench-")))
+        text = report(bench)
+    print(text, flush=True)
+    out = Path(os.environ.get("FULCRUM_BENCH_OUT", TESTS.parent / ".kernel-results" / "ha_failover.md"))
+    try:
+        out.write_text(text)
+        print(f"written to {out}")
+    except OSError as error:  # the repository is read-only in the VM, apart from the results folder
+        print(f"could not write {out}: {error}")
+    return text
+
+
+@pytest.mark.kernel
+@pytest.mark.timeout(4 * 3600)
+def test_ha_failover_bench(tmp_path):
+    """The benchmark as a kernel 'test', so that run-in-vm runs it; it asserts nothing."""
+    if not Path("/proc/net/ip_vs").exists():
+        pytest.skip("no IPVS in this kernel: run it with tests/kernel/run-in-vm")
+    main(tmp_path)
+
+
+if __name__ == "__main__":
+    main()

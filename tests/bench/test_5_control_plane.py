@@ -1,0 +1,169 @@
+"""Part 5: the control plane at size. Time from an API commit to the kernel matching it, for 10,
+100, 1,000 and 5,000 backends spread over services; keepalived's reload time at each size; the
+API process's memory; and whether a connection through the VIP survives every reload.
+
+The configuration grows by adding services through the API (10 backends, then 90, then services
+of 100 backends). The backends are addresses in 10.88.0.0/16 with health check `none`, so
+keepalived puts them in IPVS as configured and no checker traffic competes with the reload
+(checks are part 2's subject). At each size:
+
+- the commit: POST /revisions, which returns once the engine has rendered, validated (keepalived
+  -t, nft -c), swapped the files, reloaded keepalived and read IPVS back until it matched; its
+  wall time, the engine's own step timings, and (independently, from /proc/net/ip_vs polled in a
+  thread inside the LB) when the kernel held every real server;
+- keepalived's reload: REPS commits (2 at 5,000) that change one backend's weight, so keepalived re-reads the
+  whole configuration and applies one change; the engine's reload + read-back time;
+- memory: VmRSS and VmHWM of the API process and of keepalived's processes;
+- a TCP connection through the VIP (the `echo` service) opened before the first commit gets an
+  echo after each one.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import lab
+from bench import ipvsproc, results
+from bench.results import spread
+from lab import client
+
+pytestmark = [pytest.mark.kernel, pytest.mark.bench_part("control"), pytest.mark.timeout(3600)]
+
+SIZES = (10, 100, 1000, 5000)
+PER_SERVICE = 100
+REPS = 3  # one-weight reloads per size; 2 at the largest size, where one takes minutes in the VM
+FIRST_PORT = 20000
+COMMIT_TIMEOUT = 900
+ECHO_PORT = 7
+
+
+def backend_address(n: int) -> str:
+    return f"10.88.{n // 250}.{n % 250 + 1}"
+
+
+def memory(pid: int) -> dict[str, int]:
+    """VmRSS and VmHWM in kB."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return {key: int(line.split()[1]) for line in status.splitlines() for key in ("VmRSS", "VmHWM")
+            if line.startswith(key + ":")}
+
+
+def keepalived_memory(state_dir: Path) -> dict[str, dict[str, int]]:
+    found = {}
+    for name in ("keepalived.pid", "keepalived-checkers.pid", "keepalived-vrrp.pid"):
+        try:
+            pid = int((state_dir / name).read_text().split()[0])
+            found[name.removesuffix(".pid")] = memory(pid)
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def timed_commit(env, message: str, expected_reals: int) -> dict:
+    """Commit; time it, and separately time when /proc/net/ip_vs holds `expected_reals`."""
+    seen: dict[str, float] = {}
+    stop = threading.Event()
+    started = time.monotonic()
+
+    def watch() -> None:
+        while not stop.is_set():
+            if ipvsproc.real_server_count(env.lb) == expected_reals:
+                seen.setdefault("kernel", time.monotonic() - started)
+            else:
+                seen.pop("kernel", None)  # count only the moment it matched for good
+            stop.wait(0.05)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        revision = env.api.post("/revisions", {"message": message}, expect=201, timeout=COMMIT_TIMEOUT)
+        elapsed = time.monotonic() - started
+    finally:
+        stop.set()
+        watcher.join()
+    steps = {step["step"]: step["seconds"] for step in revision["apply_result"]["steps"]}
+    return {"state": revision["state"], "commit_seconds": elapsed, "kernel_matched_seconds": seen.get("kernel"),
+            "steps": steps, "reload_and_readback_seconds": steps.get("reload_keepalived", 0) + steps.get("readback", 0),
+            "message": revision["apply_result"]["message"]}
+
+
+def test_commit_to_kernel_at_size(env):
+    for backend in env.nat:
+        key = f"{backend.role}:{ECHO_PORT}"
+        if key not in env.servers:
+            env.servers[key] = env.net.start_tcp_echo(backend, port=ECHO_PORT)
+    if "echo" not in env.ids:
+        env.ids["echo"] = env.api.create_service(
+            name="echo", address=env.net.vip, ports=[ECHO_PORT], scheduler="rr",
+            backends=[{"address": b.address} for b in env.nat])["id"]
+        env.api.commit("bench: echo")
+    lab.wait_until(lambda: len(ipvsproc.read(env.lb).get(f"TCP {env.net.vip}:{ECHO_PORT}", {})) == 3, 60,
+                   what="the echo service's backends")
+    held = client.hold_tcp(env.clients[0], env.net.vip, ECHO_PORT, timeout=30)
+    base_reals = ipvsproc.real_server_count(env.lb)
+    data = {"sizes": [], "per_service": PER_SERVICE, "reps": REPS, "base_real_servers": base_reals,
+            "reference": "keepalived upstream: 2,284 virtual / 37,298 real servers reloaded in about 5 s"}
+    total, services, survived_all = 0, 0, True
+    api_pid = env.api.pid
+
+    def survives(tag: str) -> bool:
+        payload = f"ping {tag}\n".encode()
+        try:
+            held.sendall(payload)
+            received = b""
+            while len(received) < len(payload):
+                chunk = held.recv(4096)
+                if not chunk:
+                    break
+                received += chunk
+            return received == payload
+        except OSError:
+            return False
+
+    assert survives("before"), "the held connection does not echo even before any reload"
+    try:
+        for size in SIZES:
+            level = {"backends": size}
+            started = time.monotonic()
+            while total < size:
+                count = min(size - total, PER_SERVICE if total >= 100 else size - total)
+                spec = {"name": f"cp{services}", "address": env.net.vip, "ports": [FIRST_PORT + services],
+                        "scheduler": "rr", "health_check": {"type": "none"},
+                        "backends": [{"address": backend_address(total + i)} for i in range(count)]}
+                env.ids[spec["name"]] = env.api.create_service(**spec)["id"]
+                total += count
+                services += 1
+            level["services"] = services
+            level["api_edit_seconds"] = time.monotonic() - started
+            level["commit"] = timed_commit(env, f"bench: {size} backends", base_reals + total)
+            level["survived_commit"] = survives(f"{size} commit")
+            reloads = []
+            for rep in range(REPS if size <= 1000 else 2):
+                cp0 = env.service("cp0")
+                first = cp0["backends"][0]
+                env.api.update_backend(env.ids["cp0"], first["id"], weight=2 if first["weight"] == 1 else 1)
+                reload = timed_commit(env, f"bench: one weight at {size}", base_reals + total)
+                reload["survived"] = survives(f"{size} reload {rep}")
+                reloads.append(reload)
+            level["reloads"] = reloads
+            level["reload_seconds"] = spread([r["reload_and_readback_seconds"] for r in reloads])
+            level["reload_commit_seconds"] = spread([r["commit_seconds"] for r in reloads])
+            level["api_memory_kb"] = memory(api_pid)
+            level["keepalived_memory_kb"] = keepalived_memory(env.api.state_dir)
+            level["survived"] = level["survived_commit"] and all(r["survived"] for r in reloads)
+            survived_all &= level["survived"]
+            data["sizes"].append(level)
+            results.save(env.out, "control_plane", data)
+    finally:
+        started = time.monotonic()
+        for n in range(services):
+            env.api.delete_service(env.ids.pop(f"cp{n}"))
+        if services:
+            data["teardown"] = timed_commit(env, "bench: control-plane services removed", base_reals)
+            data["teardown"]["api_edit_and_commit_seconds"] = time.monotonic() - started
+        results.save(env.out, "control_plane", data)
+    assert survived_all, "a connection through the VIP did not survive a reload: see control_plane.json"

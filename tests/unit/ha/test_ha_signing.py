@@ -1,0 +1,96 @@
+"""Signing and checking peer requests: every way a request can be wrong is refused."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from fulcrum.ha.peer_auth import (
+    CLOCK_SKEW,
+    NonceCache,
+    PeerAuthError,
+    response_signature,
+    sign_request,
+    verify_request,
+    verify_response,
+)
+
+KEY = bytes(range(32))
+PATH = "/api/v1/peer/config"
+BODY = b'{"shared": {}}'
+
+
+def headers_of(signed) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    return {k.lower(): v for k, v in signed.as_dict().items()}
+
+
+def test_a_signed_request_passes_once() -> None:
+    nonces = NonceCache()
+    headers = headers_of(sign_request(KEY, "alpha", "POST", PATH, BODY))
+    accepted = verify_request(KEY, nonces, "POST", PATH, headers, BODY)
+    assert accepted.node == "alpha"
+    with pytest.raises(PeerAuthError, match="replayed"):
+        verify_request(KEY, nonces, "POST", PATH, headers, BODY)
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"method": "PUT"}, "signature does not match"),
+        ({"path": "/api/v1/peer/status"}, "signature does not match"),
+        ({"body": BODY + b" "}, "signature does not match"),
+        ({"key": bytes(32)}, "signature does not match"),
+        ({"node": "mallory"}, "signature does not match"),
+    ],
+)
+def test_anything_altered_breaks_the_signature(change: dict[str, object], reason: str) -> None:
+    request = {"method": "POST", "path": PATH, "body": BODY, "key": KEY, "node": "alpha"}
+    headers = headers_of(sign_request(KEY, "alpha", "POST", PATH, BODY))
+    if "node" in change:
+        headers["x-fulcrum-node"] = str(change["node"])
+    request.update({k: v for k, v in change.items() if k != "node"})
+    with pytest.raises(PeerAuthError, match=reason):
+        verify_request(request["key"], NonceCache(), request["method"], request["path"], headers, request["body"])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("offset", [-(CLOCK_SKEW + 1), CLOCK_SKEW + 1])
+def test_a_timestamp_outside_the_window_is_refused(offset: int) -> None:
+    now = time.time()
+    headers = headers_of(sign_request(KEY, "alpha", "GET", PATH, b"", now=now + offset))
+    with pytest.raises(PeerAuthError, match="away from this node's clock"):
+        verify_request(KEY, NonceCache(), "GET", PATH, headers, b"", now=now)
+
+
+def test_within_the_window_is_accepted() -> None:
+    now = time.time()
+    headers = headers_of(sign_request(KEY, "alpha", "GET", PATH, b"", now=now - CLOCK_SKEW + 1))
+    verify_request(KEY, NonceCache(), "GET", PATH, headers, b"", now=now)
+
+
+def test_missing_or_malformed_headers_are_named() -> None:
+    headers = headers_of(sign_request(KEY, "alpha", "GET", PATH, b""))
+    for name in ("x-fulcrum-node", "x-fulcrum-timestamp", "x-fulcrum-nonce", "x-fulcrum-signature"):
+        partial = {k: v for k, v in headers.items() if k != name}
+        with pytest.raises(PeerAuthError, match="is missing"):
+            verify_request(KEY, NonceCache(), "GET", PATH, partial, b"")
+    with pytest.raises(PeerAuthError, match="not a unix time"):
+        verify_request(KEY, NonceCache(), "GET", PATH, {**headers, "x-fulcrum-timestamp": "soon"}, b"")
+
+
+def test_nonces_are_remembered_for_longer_than_a_timestamp_passes() -> None:
+    cache = NonceCache()
+    assert cache.memory > 2 * CLOCK_SKEW
+    assert cache.first_use("a" * 32, now=0.0)
+    assert not cache.first_use("a" * 32, now=cache.memory - 0.5)
+    assert cache.first_use("a" * 32, now=cache.memory + 0.5)  # long expired: its timestamp cannot pass
+
+
+def test_responses_are_bound_to_the_request_nonce_status_and_body() -> None:
+    signature = response_signature(KEY, 200, "n" * 32, b"{}")
+    verify_response(KEY, 200, "n" * 32, {"x-fulcrum-signature": signature}, b"{}")
+    for status, nonce, body in ((409, "n" * 32, b"{}"), (200, "m" * 32, b"{}"), (200, "n" * 32, b"[]")):
+        with pytest.raises(PeerAuthError):
+            verify_response(KEY, status, nonce, {"x-fulcrum-signature": signature}, body)
+    with pytest.raises(PeerAuthError, match="not signed"):
+        verify_response(KEY, 200, "n" * 32, {}, b"{}")

@@ -1,0 +1,197 @@
+import { expect, test, type Browser, type Page } from '@playwright/test';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ADMIN, login, nav, setTheme, shoot } from './helpers';
+
+// Two real APIs on this host: A (the Playwright web server, port 8124) and B, started here so a
+// step can stop it. No keepalived runs here, so neither node is VRRP MASTER: the one-writer rule
+// falls back to priority, and B (priority 50) is the standby.
+test.describe.configure({ mode: 'serial' });
+// Two APIs on 2 shared cores, and the watcher's 2 s rounds: every step gets three times the time.
+test.slow();
+
+const B_PORT = Number(process.env.FULCRUM_E2E_PEER_PORT ?? 8125);
+const B = `http://127.0.0.1:${B_PORT}`;
+const here = dirname(fileURLToPath(import.meta.url));
+let peer: ChildProcess | null = null;
+
+async function poll<T>(what: string, check: () => Promise<T | null | undefined | false>, seconds = 30): Promise<T> {
+  const deadline = Date.now() + seconds * 1000;
+  while (Date.now() < deadline) {
+    const value = await check().catch(() => null);
+    if (value) return value;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out after ${seconds} s waiting for ${what}`);
+}
+
+function startPeer(): Promise<unknown> {
+  peer = spawn(resolve(here, 'start-api.sh'), [], {
+    env: { ...process.env, FULCRUM_E2E_PORT: String(B_PORT) },
+    detached: true, // its own process group: stopping it stops uvicorn too
+    stdio: 'inherit',
+  });
+  return poll('the peer API to answer', async () => (await fetch(`${B}/api/v1/health`)).ok);
+}
+
+async function stopPeer(): Promise<void> {
+  const child = peer;
+  peer = null;
+  if (!child || child.exitCode !== null || child.pid === undefined) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  process.kill(-child.pid, 'SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+}
+
+/** The admin exists on a node (created here when this file runs on its own). */
+async function ensureAdmin(origin: string) {
+  const setup = await (await fetch(`${origin}/api/v1/setup`)).json();
+  if (setup.needs_setup) {
+    const created = await fetch(`${origin}/api/v1/setup`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(ADMIN),
+    });
+    expect(created.status).toBe(201);
+  }
+}
+
+async function peerPage(browser: Browser): Promise<Page> {
+  const context = await browser.newContext({ baseURL: B });
+  const page = await context.newPage();
+  await login(page, ADMIN);
+  return page;
+}
+
+/** Click the confirm button of the open confirmation dialog titled `title`. */
+async function confirm(page: Page, title: string | RegExp, button: string) {
+  const dialog = page.getByRole('dialog', { name: title });
+  await dialog.getByRole('button', { name: button, exact: true }).click();
+  await expect(dialog).toBeHidden();
+}
+
+test.beforeAll(async () => {
+  await ensureAdmin('http://127.0.0.1:8124');
+  await startPeer();
+  await ensureAdmin(B);
+  // B's own node settings: another name and a lower priority.
+  const token = (
+    await (await fetch(`${B}/api/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(ADMIN) })).json()
+  ).token;
+  const node = await fetch(`${B}/api/v1/node`, {
+    method: 'PUT',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+    body: JSON.stringify({ name: 'lb2', priority: 50 }),
+  });
+  expect(node.status).toBe(200);
+});
+
+test.afterAll(stopPeer);
+
+test('HA: a lone node says so', async ({ page }) => {
+  await login(page, ADMIN);
+  await expect(page.getByTestId('ha-card-sync')).toHaveText('Single node: no peer, no failover.');
+  await nav(page, 'High availability');
+  await expect(page.getByTestId('this-node').getByTestId('role')).toHaveText('standalone');
+  await expect(page.getByTestId('sync-state')).toContainText('Not paired');
+  await expect(page.getByTestId('peer-node')).toContainText('No peer');
+  await shoot(page, 'ha-standalone', { phone: false });
+});
+
+test('HA: pair with the code the other node shows; a wrong code is refused at its field', async ({ page, browser }) => {
+  const b = await peerPage(browser);
+  await nav(b, 'High availability');
+  await b.getByRole('button', { name: 'Show a pairing code' }).click();
+  const code = (await b.getByTestId('pairing-code').textContent())!.trim();
+  expect(code).toMatch(/^[A-Z2-9]{4}-[A-Z2-9]{4}-[A-Z2-9]{4}$/);
+
+  await login(page, ADMIN);
+  await nav(page, 'High availability');
+  await page.getByLabel(/other node.s address/).fill(B);
+  await page.getByLabel(/^Pairing code/).fill('ABCD-EFGH-JKLM');
+  await page.getByRole('button', { name: /how the other node reaches this one/ }).click();
+  await page.getByLabel(/^This node.s address as the other node reaches it/).fill('http://127.0.0.1:8124');
+  await page.getByRole('button', { name: 'Pair…' }).click();
+  const ask = page.getByRole('dialog', { name: /Pair and replace the other node.s configuration/ });
+  await expect(ask).toContainText('fulcrum’s configuration will replace the peer’s');
+  await shoot(page, 'ha-pair-confirm', { phone: false });
+  await confirm(page, /Pair and replace/, 'Pair and replace');
+  // B refused the code (401 there); A's answer is a 422 at the code field.
+  await expect(page.getByText(/the pairing code was not accepted by the peer/)).toBeVisible({ timeout: 15_000 });
+
+  await page.getByLabel(/^Pairing code/).fill(code.toLowerCase());
+  await page.getByRole('button', { name: 'Pair…' }).click();
+  await confirm(page, /Pair and replace/, 'Pair and replace');
+  await expect(page.getByText(/^Paired with lb2 at http:\/\/127\.0\.0\.1:8125/)).toBeVisible({ timeout: 20_000 });
+  const peerCard = page.getByTestId('peer-node');
+  await expect(peerCard).toContainText('lb2');
+  await expect(peerCard.getByTestId('peer-reachability')).toHaveAttribute('data-reachable', 'reachable', { timeout: 20_000 });
+  const sync = page.getByTestId('sync-state');
+  await expect(sync).toHaveAttribute('data-state', 'in_sync', { timeout: 20_000 });
+  await expect(sync).toContainText(/In sync/);
+  await expect(page.getByTestId('this-node')).toContainText('changes are made here');
+  await shoot(page, 'ha-paired');
+  await setTheme(page, 'dark');
+  await shoot(page, 'ha-paired-dark');
+  await setTheme(page, 'light');
+
+  await nav(page, 'Overview');
+  await expect(page.getByTestId('ha-card')).toContainText('peer lb2');
+  await expect(page.getByTestId('ha-card-sync')).toHaveText(/In sync/);
+  await b.context().close();
+});
+
+test('HA: the standby says where to edit, and refuses an edit with that banner', async ({ browser }) => {
+  // Pairing replaced B's accounts with A's: the same admin signs in there.
+  const b = await peerPage(browser);
+  const banner = b.getByTestId('standby-banner');
+  await expect(banner).toContainText('Read-only here: make changes on the active node fulcrum', { timeout: 15_000 });
+  await expect(banner.getByRole('link', { name: 'http://127.0.0.1:8124' })).toHaveAttribute('href', 'http://127.0.0.1:8124');
+  await nav(b, 'Firewall');
+  await b.getByLabel('Management ports').fill('22, 443, 8443');
+  await b.getByRole('button', { name: 'Save firewall policy' }).click();
+  const anyway = b.getByRole('dialog', { name: /shuts out access/ });
+  if (await anyway.isVisible().catch(() => false)) await anyway.getByRole('button', { name: 'Save anyway' }).click();
+  // The API's 409 standby_read_only: the banner now carries that refusal (and can be dismissed).
+  await expect(banner.getByRole('button', { name: 'Dismiss' })).toBeVisible();
+  await expect(b.getByText(/this node is standby; make changes on the active node fulcrum at http:\/\/127\.0\.0\.1:8124/).first()).toBeVisible();
+  await shoot(b, 'ha-standby-refusal');
+
+  // Maintenance is this node's own business: allowed on the standby, asked first.
+  await nav(b, 'High availability');
+  await expect(b.getByTestId('peer-node')).toContainText('fulcrum');
+  await b.getByRole('button', { name: 'Maintenance…' }).click();
+  await expect(b.getByRole('dialog', { name: 'Put lb2 into maintenance?' })).toContainText('fulcrum takes them over');
+  await confirm(b, 'Put lb2 into maintenance?', 'Enter maintenance');
+  await expect(b.getByTestId('this-node').getByTestId('role')).toHaveText('maintenance');
+  await shoot(b, 'ha-standby');
+  await nav(b, 'Overview');
+  await expect(b.getByText('This node (lb2) is in maintenance', { exact: true })).toBeVisible();
+  await nav(b, 'High availability');
+  await b.getByRole('button', { name: 'End maintenance' }).click();
+  await confirm(b, 'Take lb2 out of maintenance?', 'End maintenance');
+  await expect(b.getByTestId('this-node').getByTestId('role')).not.toHaveText('maintenance');
+  await b.context().close();
+});
+
+test('HA: a peer that stops answering raises an alarm; unpairing still works', async ({ page }) => {
+  await stopPeer();
+  await login(page, ADMIN);
+  const alarm = page.getByText('Peer lb2 is unreachable');
+  await expect(alarm).toBeVisible({ timeout: 30_000 });
+  await shoot(page, 'overview-peer-unreachable', { phone: false });
+  await nav(page, 'High availability');
+  await expect(page.getByTestId('sync-state')).toHaveAttribute('data-state', 'unreachable');
+  await expect(page.getByTestId('sync-state')).toContainText('Peer unreachable since');
+  await expect(page.getByTestId('peer-reachability')).toHaveAttribute('data-reachable', 'unreachable');
+  await shoot(page, 'ha-peer-unreachable');
+
+  await page.getByRole('button', { name: 'Unpair' }).click();
+  await expect(page.getByRole('dialog', { name: 'Unpair from lb2?' })).toContainText('both accept changes again');
+  await confirm(page, 'Unpair from lb2?', 'Unpair');
+  await expect(page.getByTestId('peer-node')).toContainText('No peer', { timeout: 20_000 });
+  await expect(page.getByTestId('sync-state')).toContainText('Not paired');
+  await nav(page, 'Overview');
+  await expect(alarm).toBeHidden();
+});

@@ -1,0 +1,191 @@
+/**
+ * The HA pair in operators' words, from GET /ha/status (see /api/v1/docs): roles, the sync
+ * state, what needs attention, and where changes are made when this node is the standby.
+ */
+import type { ApiError } from '../api/errors';
+import type { HaNode, HaStatus } from '../client/types.gen';
+import type { Alarm } from './alarms';
+import { dateTime, relativeTime } from './format';
+
+export type Role = HaNode['role'];
+type Tone = 'green' | 'blue' | 'yellow' | 'orange' | 'red' | 'gray';
+
+export const ROLE: Record<Role, { label: string; color: Tone; help: string }> = {
+  active: { label: 'active', color: 'green', help: 'Holds the VIPs and balances the traffic' },
+  standby: { label: 'standby', color: 'blue', help: 'Ready to take over the VIPs if the active node fails' },
+  fault: { label: 'fault', color: 'red', help: 'Cannot serve: a tracked interface or health check failed' },
+  maintenance: { label: 'maintenance', color: 'orange', help: 'Stepped down on purpose: the peer holds the VIPs' },
+  standalone: { label: 'standalone', color: 'gray', help: 'Not paired: no failover and no configuration sync' },
+  unknown: { label: 'unknown', color: 'gray', help: 'keepalived has not reported a VRRP state yet' },
+};
+
+export type SyncSummary = { tone: Tone; title: string; detail: string };
+
+/** One line for the sync state: "In sync at revision 7", "Peer behind", "Conflict"… */
+export function syncSummary(status: HaStatus, now = Date.now()): SyncSummary {
+  const { sync, peer } = status;
+  const since = sync.since ? ` since ${relativeTime(sync.since, now)}` : '';
+  const peerName = peer?.name ?? 'the peer';
+  switch (sync.state) {
+    case 'unpaired':
+      return { tone: 'gray', title: 'Not paired', detail: 'This node runs alone: its configuration is not copied anywhere.' };
+    case 'in_sync':
+      return {
+        tone: 'green',
+        title: sync.local_revision === null ? 'In sync (nothing committed yet)' : `In sync at revision ${sync.local_revision}`,
+        detail: `${peerName} runs the same shared configuration.`,
+      };
+    case 'peer_behind':
+      return {
+        tone: 'yellow',
+        title: `Peer behind${since}`,
+        detail: `${peerName} runs ${revisionText(sync.peer_revision)}, this node ${revisionText(sync.local_revision)}; it is copied over automatically.${extra(sync.message)}`,
+      };
+    case 'peer_ahead':
+      return {
+        tone: 'yellow',
+        title: `This node is behind${since}`,
+        detail: `${peerName} has newer configuration (${revisionText(sync.peer_revision)}); it copies it here.${extra(sync.message)}`,
+      };
+    case 'unreachable': {
+      const when = peer?.unreachable_since ? ` since ${dateTime(peer.unreachable_since)}` : '';
+      return {
+        tone: 'red',
+        title: `Peer unreachable${when}`,
+        detail: `This node cannot reach ${peerName}${peer ? ` at ${peer.url}` : ''}: no configuration sync and no failover check.${extra(sync.message)}`,
+      };
+    }
+    case 'conflict':
+      return {
+        tone: 'red',
+        title: `Configuration conflict${since}`,
+        detail: `Both nodes changed the shared configuration independently, so neither is copied over the other. Compare them below and choose which side wins.${extra(sync.message)}`,
+      };
+  }
+}
+
+function revisionText(revision: number | null): string {
+  return revision === null ? 'no revision' : `revision ${revision}`;
+}
+
+function extra(message: string): string {
+  return message ? ` (${message})` : '';
+}
+
+/** What the overview raises about the pair. */
+export function haAlarms(status: HaStatus | undefined): Alarm[] {
+  if (!status) return [];
+  const alarms: Alarm[] = [];
+  const peer = status.peer;
+  if (status.split_brain.active) {
+    alarms.push({
+      id: 'ha-split-brain',
+      severity: 'critical',
+      title: 'Split brain: both nodes hold the same VIPs',
+      message: `Both nodes are MASTER of ${status.split_brain.groups.join(', ') || 'a VIP group'}${
+        status.split_brain.since ? ` since ${dateTime(status.split_brain.since)}` : ''
+      }. ${status.split_brain.holding ? 'This node has stepped down to end it.' : 'The node that is not the writer steps down to end it.'} Check the link between the nodes.`,
+      link: '/ha',
+    });
+  }
+  if (status.sync.state === 'conflict') {
+    alarms.push({
+      id: 'ha-conflict',
+      severity: 'critical',
+      title: 'Configuration conflict between the nodes',
+      message: 'Both changed the shared configuration independently; nothing is copied until you choose which side wins.',
+      link: '/ha',
+    });
+  }
+  if (peer && !peer.reachable && status.sync.state === 'unreachable') {
+    alarms.push({
+      id: 'ha-peer-unreachable',
+      severity: 'critical',
+      title: `Peer ${peer.name} is unreachable`,
+      message: `${peer.unreachable_since ? `Since ${dateTime(peer.unreachable_since)}: ` : ''}no configuration sync, and this node cannot see whether the peer could take over.`,
+      link: '/ha',
+    });
+  }
+  if (status.node.role === 'fault') {
+    alarms.push({
+      id: 'ha-fault',
+      severity: 'critical',
+      title: `This node (${status.node.name}) is in FAULT`,
+      message: 'A tracked interface or node health check fails: it cannot hold the VIPs.',
+      link: '/ha',
+    });
+  }
+  if (status.node.maintenance) {
+    alarms.push({
+      id: 'ha-maintenance',
+      severity: 'warning',
+      title: `This node (${status.node.name}) is in maintenance`,
+      message: peer ? `${peer.name} holds the VIPs until maintenance ends.` : 'It holds no VIPs until maintenance ends.',
+      link: '/ha',
+    });
+  }
+  return alarms;
+}
+
+// As the API words it: a paired node that is not active and not in trouble is "the standby".
+const ROLE_PHRASE: Partial<Record<Role, string>> = { maintenance: 'in maintenance', fault: 'in FAULT' };
+
+export type StandbyNotice = { activeName: string; activeUrl: string; message: string };
+
+/**
+ * Where changes are made while this node is a paired standby: from the status (before anyone
+ * tries), or from the API's own 409 standby_read_only refusal.
+ */
+export function standbyNotice(status: HaStatus | undefined, refusal: ApiError | null): StandbyNotice | null {
+  if (status?.peer && !status.node.writer) {
+    return {
+      activeName: status.peer.name,
+      activeUrl: status.peer.url,
+      message: `This node (${status.node.name}) is ${ROLE_PHRASE[status.node.role] ?? 'the standby'}: the shared configuration (services, VIP groups, firewall, users) is read-only here.`,
+    };
+  }
+  if (refusal?.activeUrl) {
+    return { activeName: status?.peer?.name ?? 'the active node', activeUrl: refusal.activeUrl, message: refusal.message };
+  }
+  return null;
+}
+
+/** "10.0.0.2" or "10.0.0.2:8443" → "https://10.0.0.2"…; a URL with a scheme is kept as typed. */
+export function peerUrlFrom(text: string): string {
+  const value = text.trim().replace(/\/+$/, '');
+  return /^https?:\/\//i.test(value) ? value : `https://${value}`;
+}
+
+/** The API's rule for a peer URL (schemas/ha.py PeerUrl): scheme, host, optional port, no path. */
+export const PEER_URL_PATTERN = /^https?:\/\/[A-Za-z0-9.\-[\]:]+\/?$/;
+
+export function peerUrlError(text: string): string | null {
+  if (!text.trim()) return 'The other node’s address, e.g. 10.0.0.2 or https://lb2.example.net';
+  const url = peerUrlFrom(text);
+  if (!PEER_URL_PATTERN.test(url) || url.length > 200) return `"${text.trim()}" is not an address: give a host or IP, optionally with a port, and no path`;
+  return null;
+}
+
+const CODE_ALPHABET = /^[ABCDEFGHJKLMNPQRSTUVWXYZ23456789]{12}$/;
+
+/** "abcd efgh-jklm" → "ABCD-EFGH-JKLM", as the other node shows it (the API ignores case and dashes). */
+export function normalizePairingCode(text: string): string {
+  const raw = text.replace(/[\s-]/g, '').toUpperCase();
+  return raw.length === 12 ? `${raw.slice(0, 4)}-${raw.slice(4, 8)}-${raw.slice(8)}` : raw;
+}
+
+export function pairingCodeError(text: string): string | null {
+  const raw = text.replace(/[\s-]/g, '').toUpperCase();
+  if (CODE_ALPHABET.test(raw)) return null;
+  if (/[IO01]/.test(raw)) return 'Pairing codes never contain I, O, 0 or 1: check the code on the other node';
+  return 'The 12-character code the other node shows, e.g. ABCD-EFGH-JKLM';
+}
+
+/** The peer's address from its URL ("https://[2001:db8::2]:8443" → "2001:db8::2"). */
+export function peerHost(url: string): string | null {
+  try {
+    return new URL(url).hostname.replace(/^\[|\]$/g, '') || null;
+  } catch {
+    return null;
+  }
+}
