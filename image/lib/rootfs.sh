@@ -34,6 +34,14 @@ bootstrap_rootfs() {
         --customize-hook="sync-out /var/cache/apt/archives $debs" \
         --customize-hook="$FULCRUM_IMAGE_DIR/lib/customize-rootfs \"\$1\"" \
         "$DEBIAN_SUITE" "$root" "${DEBIAN_MIRRORS[@]}"
+    link_dbus_machine_id "$root"
+}
+
+# What tmpfiles.d/dbus.conf would link at boot, were the root writable. Made after mmdebstrap,
+# whose clean-up removes /var/lib/dbus/machine-id.
+link_dbus_machine_id() {
+    local root=$1
+    ln -sfn /etc/machine-id "$root/var/lib/dbus/machine-id"
 }
 
 install_overlay() {
@@ -72,10 +80,11 @@ enable_units() {
     done <"$root/usr/lib/systemd/system-preset/50-fulcrum.preset"
 }
 
-# The appliance is upgraded as a whole image, never by apt on the box.
+# The appliance is upgraded as a whole image, never by apt on the box (and dpkg's daily database
+# backup would write to the read-only root).
 mask_debian_maintenance() {
     local root=$1
-    chroot "$root" systemctl mask --quiet apt-daily.timer apt-daily-upgrade.timer
+    chroot "$root" systemctl mask --quiet apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer
 }
 
 # No password anywhere: root cannot log in with one; sshd takes keys added from the console.
@@ -89,15 +98,32 @@ remove_machine_identity() {
     local root=$1
     rm -f "$root"/etc/ssh/ssh_host_*
     : >"$root/etc/machine-id"
-    rm -f "$root/var/lib/dbus/machine-id"
     printf '127.0.0.1\tlocalhost\n127.0.1.1\tfulcrum\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
 }
 
-# The journal lives on /data with everything else the appliance writes.
-persist_journal() {
+# Units Debian enables that the appliance has no use for: keepalived runs as fulcrum-keepalived
+# with the configuration fulcrum-applyd writes; there is no LVM for e2scrub to check; and on the
+# read-only root, saving radio-switch and backlight state would fail (laptop hardware anyway).
+disable_unused_units() {
     local root=$1
-    rm -rf "$root/var/log/journal"
-    ln -s /data/log/journal "$root/var/log/journal"
+    chroot "$root" systemctl disable --quiet keepalived.service e2scrub_reap.service e2scrub_all.timer
+    chroot "$root" systemctl mask --quiet systemd-rfkill.service systemd-rfkill.socket systemd-backlight@.service
+}
+
+# Units that have a StateDirectory= below /var/lib fail to start unless it exists already: the
+# root is read-only. (systemd-logind only reads it; lingering users are not a thing here.)
+make_state_directories() {
+    local root=$1
+    mkdir -p "$root/var/lib/systemd/linger"
+}
+
+# The root is read-only (grub.cfg): mount points exist in the image. /var/log is where
+# var-log.mount puts /data/log, so what packages left in it would only be hidden.
+make_mount_points() {
+    local root=$1
+    mkdir -p "$root/data"
+    rm -rf "${root:?}/var/log"
+    mkdir -m 0755 "$root/var/log"
 }
 
 # grub.cfg boots /boot/vmlinuz and /boot/initrd.img in every image.

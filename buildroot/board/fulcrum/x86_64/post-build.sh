@@ -9,6 +9,5 @@ source "$BOARD_DIR/lib/rootfs.sh"
 
 link_fulcrum_python
 include_sshd_dropins
-persist_journal
 make_data_mountpoint
 install_kernel_link

@@ -15,12 +15,6 @@ include_sshd_dropins() {
         sed -i '1i Include /etc/ssh/sshd_config.d/*.conf' "$config"
 }
 
-# The journal lives on /data (see overlay/usr/lib/systemd/journald.conf.d/fulcrum.conf).
-persist_journal() {
-    rm -rf "$TARGET_DIR/var/log/journal"
-    ln -s /data/log/journal "$TARGET_DIR/var/log/journal"
-}
-
 # /data is the mount point of the data partition (data.mount); the image's copy stays empty.
 make_data_mountpoint() {
     rm -rf "$TARGET_DIR/data"
