@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from fulcrum.errors import ConfigInvalid, Conflict, Unauthorized
 from fulcrum.ha import events, pairing, replication, wire
-from fulcrum.ha.peer_client import PeerError
+from fulcrum.ha.peer_client import PeerError, response_detail
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.schemas.ha import PairRequest, PairResult
 from fulcrum.schemas.telemetry import Severity
@@ -71,7 +71,7 @@ def pair_with(runtime: HaRuntime, actor: audit.Actor, request: PairRequest) -> P
             response = http.post(f"{peer_url}/api/v1/peer/pair", json=body)
     except httpx.HTTPError as error:
         raise _invalid("peer_url", f"no Fulcrum node answered at {peer_url}: {error}") from None
-    detail = _detail(response)
+    detail = response_detail(response)
     if response.status_code == 401:
         raise _invalid("code", f"the pairing code was not accepted by the peer: {detail}")
     if response.status_code == 409:
@@ -96,14 +96,6 @@ def pair_with(runtime: HaRuntime, actor: audit.Actor, request: PairRequest) -> P
     sync = replication.push(runtime, force=True)
     runtime.wake()
     return PairResult(peer_name=answer.node, peer_url=peer_url, sync=sync)
-
-
-def _detail(response: httpx.Response) -> str:
-    try:
-        detail = response.json().get("detail")
-    except (ValueError, AttributeError):
-        detail = None
-    return str(detail) if detail else f"HTTP {response.status_code}"
 
 
 def answer_offer(session: Session, runtime: HaRuntime, offer: wire.Offer, source: str) -> wire.Answer:

@@ -77,7 +77,7 @@ class PeerClient:
             raise PeerUnreachable(f"the peer at {self.url} is not reachable: {error}") from error
         lowered = {k.lower(): v for k, v in response.headers.items()}
         if response.status_code == 401 and peer_auth.SIGNATURE.lower() not in lowered:
-            raise PeerAuthFailed(f"the peer refused this node's signature: {_detail(response)}")
+            raise PeerAuthFailed(f"the peer refused this node's signature: {response_detail(response)}")
         try:
             peer_auth.verify_response(self.key, response.status_code, signed.nonce, lowered, response.content)
         except peer_auth.PeerAuthError as error:
@@ -89,7 +89,8 @@ class PeerClient:
         return PeerResponse(response.status_code, data)
 
 
-def _detail(response: httpx.Response) -> str:
+def response_detail(response: httpx.Response) -> str:
+    """The API's `detail` of an error answer, or its status when it has none."""
     try:
         detail = response.json().get("detail")
     except (ValueError, AttributeError):
