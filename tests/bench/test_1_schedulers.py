@@ -258,7 +258,7 @@ def test_every_scheduler(web):
             env.servers[f"b3:{PORT}"] = responder.start(b3, PORT, delay=delay, workers=SLOW_WORKERS)
             weights = {b1.address: 100, b2.address: 100, b3.address: 50}
             env.sched["slow_backend"] = {"host": "b3", "workers": SLOW_WORKERS, "delay_ms": delay * 1000,
-                                         "capacity_rps": capacity}
+                                         "capacity_rps": capacity, "mechanism": "haproxy maxconn + lua core.msleep"}
         else:
             env.servers[f"b3:{PORT}"] = responder.start(b3, PORT)
             weights = {b.address: 100 for b in env.nat}
