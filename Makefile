@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PYTHON := .venv/bin/python
 PYTEST := $(PYTHON) -m pytest -p no:cacheprovider
 
-.PHONY: help setup test test-host test-kernel test-webui demo
+.PHONY: help setup test test-host test-kernel test-webui test-webui-lab demo
 
 include webui/webui.mk
 include image/image.mk
@@ -11,12 +11,13 @@ include buildroot/buildroot.mk
 include tests/bench/bench.mk
 
 help:
-	@echo "make demo         boots the IPVS VM with an appliance, 3 backends and live traffic; API and"
-	@echo "                  dashboard on http://127.0.0.1:8080 (prints a generated admin password)"
+	@echo "make demo         boots the IPVS VM with an HA pair, 3 backends and live traffic; the dashboards"
+	@echo "                  on http://127.0.0.1:8080 and :8081 (prints a generated admin password)"
 	@echo "make test         install what is missing, then run every test (host + kernel VM)"
 	@echo "make test-host    unit, renderer, apply-engine and API tests on this host"
 	@echo "make test-kernel  kernel tests: boots Debian's kernel with virtme-ng, real IPVS inside"
 	@echo "make test-webui   dashboard: client drift check, Vitest, Playwright in Chromium against the real API"
+	@echo "make test-webui-lab  Playwright against make demo's HA pair in the VM: a new service and its live traffic"
 	@echo "make bench        benchmarks in the kernel VM (not part of make test): report in bench-results/<time>/"
 	@echo "make test-image   build the appliance VM image from Debian packages and boot-test it in qemu"
 	@echo "make vm-image     build image/out/fulcrum.qcow2; make vm boots it (dashboard on https://127.0.0.1:8443)"
@@ -30,6 +31,7 @@ test: setup
 	$(MAKE) test-host
 	$(MAKE) test-webui
 	$(MAKE) test-kernel
+	$(MAKE) test-webui-lab
 	$(MAKE) test-image
 
 test-host:
@@ -39,6 +41,9 @@ test-kernel:
 	tests/kernel/run-in-vm -q
 
 test-webui: webui-setup webui-client-check webui-test webui-e2e
+
+test-webui-lab: webui-setup webui-build
+	webui/e2e-lab/run
 
 demo: setup
 	$(MAKE) webui-setup webui-build

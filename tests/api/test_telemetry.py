@@ -21,6 +21,20 @@ def test_stats_say_plainly_that_there_is_no_data_plane(client: TestClient) -> No
     assert history["points"] == [] and history["resolution_seconds"] == 1
 
 
+def test_history_resolution_follows_a_slower_collector(client: TestClient) -> None:
+    """Collected every 5 s, fine points are 5 s apart: a resolution of 1 s would make a chart
+    break the line between every two of them (found on the demo lab, FULCRUM_STATS_INTERVAL=5)."""
+    client.post("/api/v1/services", json=WEB)
+    client.app.state.telemetry.interval = 4.5
+    resolutions = {
+        range_: client.get("/api/v1/stats/history", params={"service": "web", "range": range_}).json()["resolution_seconds"]
+        for range_ in ("5m", "1h", "24h")
+    }
+    assert resolutions == {"5m": 5, "1h": 5, "24h": 60}
+    backend = client.get("/api/v1/stats/history", params={"service": "web", "backend": "198.51.100.1:80", "range": "1h"})
+    assert backend.json()["resolution_seconds"] == 60
+
+
 def test_keepalived_notices_become_stored_events_and_metrics(client: TestClient) -> None:
     client.post("/api/v1/services", json=WEB)
     client.post("/api/v1/revisions", json={})

@@ -16,8 +16,8 @@ def _endpoint(hex_endpoint: str) -> str:
     address, port = hex_endpoint.rsplit(":", 1)
     if len(address) == 8:
         host = str(ipaddress.IPv4Address(int(address, 16)))
-    else:  # IPv6: the kernel prints it in its usual colon form
-        host = f"[{ipaddress.IPv6Address(address)}]"
+    else:  # IPv6: the kernel prints it bracketed, in full colon form
+        host = f"[{ipaddress.IPv6Address(address.strip('[]'))}]"
     return f"{host}:{int(port, 16)}"
 
 

@@ -1,5 +1,6 @@
-"""`make demo` on a kernel that loads IPVS: scripts/demo builds the lab right here (no VM),
-serves the API with live traffic on localhost, and Ctrl-C leaves nothing behind.
+"""`make demo` on a kernel that loads IPVS: scripts/demo builds the HA pair right here (no VM),
+serves both nodes' APIs on localhost with live traffic through the active node, and Ctrl-C
+leaves nothing behind.
 
 On the CI host (no IPVS) `make demo` takes its VM path instead; this test is the proof of the
 other path, run where IPVS exists: inside the kernel-rig VM.
@@ -20,7 +21,8 @@ import pytest
 import lab
 from lab.wait import StopWaiting
 
-pytestmark = [pytest.mark.kernel, pytest.mark.timeout(1200)]
+# Two API start-ups, side by side in the emulated VM, then pairing: minutes.
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(1800)]
 
 REPO = Path(__file__).resolve().parents[2]
 PORT = 18080
@@ -61,19 +63,28 @@ def test_demo_runs_on_a_host_with_ipvs_and_stops_cleanly(tmp_path):
             raise StopWaiting(f"scripts/demo exited with {process.returncode}:\n{output.text}")
         return re.search(r"Password\s+(\S+)", output.text)
 
-    password = lab.wait_until(ready, 900, what="the demo's ready message", interval=1)[1]
+    password = lab.wait_until(ready, 1500, what="the demo's ready message", interval=1)[1]
     assert "building the lab on this host" in output.text, output.text
 
     # Generous: argon2 at login takes seconds in an emulated VM on a busy host.
-    with httpx.Client(base_url=f"http://127.0.0.1:{PORT}/api/v1", timeout=120) as api:
-        api.post("/auth/login", json={"username": "admin", "password": password}).raise_for_status()
+    with (httpx.Client(base_url=f"http://127.0.0.1:{PORT}/api/v1", timeout=120) as lb1,
+          httpx.Client(base_url=f"http://127.0.0.1:{PORT + 1}/api/v1", timeout=120) as lb2):
+        for api in (lb1, lb2):  # the same admin on both: lb2 has lb1's users by replication
+            api.post("/auth/login", json={"username": "admin", "password": password}).raise_for_status()
 
         def web_connections() -> int | None:
-            (web,) = [s for s in api.get("/stats/current").json()["services"] if s["name"] == "web"]
+            (web,) = [s for s in lb1.get("/stats/current").json()["services"] if s["name"] == "web0"]
             return web["counters"]["conns"] if web["backends_up"] == 3 and web["counters"] else None
 
-        first = lab.wait_until(web_connections, 60, what="the web service with 3 backends up in the stats")
+        first = lab.wait_until(web_connections, 60, what="the web0 service with 3 backends up in the stats")
         lab.wait_until(lambda: (web_connections() or 0) > first, 60, what="connections through the VIP to grow")
+
+        # The pair: lb1 active, lb2 standby at lb1's revision, each seeing the other.
+        statuses = {name: api.get("/ha/status").json() for name, api in (("lb1", lb1), ("lb2", lb2))}
+        assert {name: s["node"]["role"] for name, s in statuses.items()} == {"lb1": "active", "lb2": "standby"}, statuses
+        assert {s["sync"]["state"] for s in statuses.values()} == {"in_sync"}, statuses
+        refused = lb2.post("/services", json={"name": "x", "address": "10.77.0.101", "ports": [8080]})
+        assert refused.status_code == 409 and refused.json()["code"] == "standby_read_only", refused.text
 
     process.send_signal(signal.SIGINT)
     assert process.wait(180) == 130, output.text

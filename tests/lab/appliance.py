@@ -230,6 +230,12 @@ class Appliance(Exec):
         self.http.headers["Authorization"] = f"Bearer {self.token}"
         return password
 
+    def login(self, username: str, password: str) -> None:
+        """A new session (e.g. once pairing has replaced this node's users with the peer's)."""
+        self.http.headers.pop("Authorization", None)
+        self.token = self.post("/auth/login", {"username": username, "password": password})["token"]
+        self.http.headers["Authorization"] = f"Bearer {self.token}"
+
     def put_node(self, **settings) -> dict:
         node = self.get("/node")
         return self.put("/node", {**node, **settings})

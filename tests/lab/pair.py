@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import socket
 import statistics
 import subprocess
@@ -54,19 +55,28 @@ VIP_GROUPS = {  # name: (VRID, addresses, interface on the nodes)
 FRONT_VIPS = ["10.77.0.100", "10.77.0.101", "10.77.0.102"]
 ALL_VIPS = [*FRONT_VIPS, GATEWAY]
 API_PORT = 8080
+# Pairing to in-sync: the standby validates, renders and applies the pushed revision (tens of
+# seconds in the emulated VM).
+PAIRING_DEADLINE = 300
 # Two APIs starting side by side in the emulated VM on a busy host: measured up to 10 minutes.
 API_START_TIMEOUT = 900
 # Services through the VIPs: HTTP on each front VIP, an echo service for long-lived connections,
 # and a one-arm (SNAT) echo service, whose NAT state lives in conntrack only.
 ECHO_PORT, ONE_ARM_PORT = 7, 8007
-CHECK = {"type": "tcp", "interval": 2, "timeout": 2, "retries": 1, "retry_delay": 1}
-# The node-health check under emulation: a Python start takes seconds here.
+# Every check is a thread in a backend's Python server: checks every 5 s, the VM has 2 emulated CPUs.
+CHECK = {"type": "tcp", "interval": 5, "timeout": 3, "retries": 1, "retry_delay": 1}
+# Every node-health run is a Python start: 2-3 s of CPU here and 5-80 s of wall time once a few
+# run at once (measured: runs every 15 s piled up, load average 12 in the VM, and keepalived timed
+# them out). Every 30 s each run finishes before the next; a node steps down ~1 min after its API
+# stops instead of ~2 s on an appliance.
 NODE_HEALTH_ENV = {
     "FULCRUM_NODE_HEALTH_URL": f"http://127.0.0.1:{API_PORT}/api/v1/health",
-    "FULCRUM_NODE_HEALTH_INTERVAL": "2",
+    "FULCRUM_NODE_HEALTH_INTERVAL": "30",
     "FULCRUM_NODE_HEALTH_TIMEOUT": "10",  # per probe; keepalived allows 2 x 10 + 10 s per run
     "FULCRUM_NODE_HEALTH_FALL": "2",
-    "FULCRUM_NODE_HEALTH_RISE": "2",
+    "FULCRUM_NODE_HEALTH_RISE": "1",
+    # Live statistics every 5 s rather than every second: CPU is what the emulated VM lacks.
+    "FULCRUM_STATS_INTERVAL": "5",
 }
 
 
@@ -127,6 +137,8 @@ class HaPair:
         self.backends = backends
         self.servers: list = []
         self.probe: Probe | None = None
+        self.syslog: SyslogSink | None = None
+        self.admin_password = ""
 
     # --- building ---------------------------------------------------------------------------
 
@@ -154,6 +166,9 @@ class HaPair:
         net.lbs.extend(hosts)
         net.backends.extend(servers)
         net.start()
+        # keepalived logs to syslog: collected here where nothing else listens (the VM), else
+        # it goes to the host's own syslog.
+        syslog = None if os.path.exists(SyslogSink.PATH) else SyslogSink(workdir / "syslog.log").start()
 
         nodes = []
         for lb, priority in zip(hosts, (150, 100), strict=True):
@@ -164,6 +179,7 @@ class HaPair:
             nodes.append(Node(lb, api, priority))
         nodes[0].peer, nodes[1].peer = nodes[1].front, nodes[0].front
         pair = cls(net, nodes, c1, servers)
+        pair.syslog = syslog
         for backend in servers:
             pair.servers.append(net.start_http(backend))
             pair.servers.append(net.start_tcp_echo(backend, ECHO_PORT))
@@ -173,9 +189,24 @@ class HaPair:
             node.api.wait_ready(API_START_TIMEOUT)
         return pair
 
-    def setup_admin(self) -> None:
+    def setup_admin(self, password: str | None = None) -> str:
+        """The first admin on both nodes, with one password (generated unless given)."""
+        password = password or secrets.token_urlsafe(18)
         for node in self.nodes:
-            node.api.setup()
+            node.api.setup("admin", password)
+        self.admin_password = password
+        return password
+
+    def pair(self, active: Node, standby: Node) -> dict:
+        """Pair through the active node's API with a code from the standby, over the sync link.
+        The first push gives the standby the active node's users, whose new password hashes end
+        the standby's sessions: once the active node sees the peer in sync, log in there again."""
+        code = standby.api.post("/ha/pairing-code", expect=201)["code"]
+        result = active.api.post("/ha/pair", {"peer_url": f"http://{standby.sync_address}:{API_PORT}", "code": code})
+        wait_until(lambda: active.api.get("/ha/status")["sync"]["state"] == "in_sync", PAIRING_DEADLINE,
+                   what=f"{active.name} to see {standby.name} in sync", interval=1)
+        standby.api.login("admin", self.admin_password)
+        return result
 
     def node_settings(self, node: Node, *, sync: bool = True) -> dict:
         return {
@@ -236,8 +267,24 @@ class HaPair:
             master = self.single_master()
             return master if master is not None and (node is None or master is node) else None
 
-        return wait_until(settled, timeout, what=f"{node.name if node else 'one node'} to hold every VIP alone "
-                          f"(now {self.holders()})", interval=0.05)
+        try:
+            return wait_until(settled, timeout, what=f"{node.name if node else 'one node'} to hold every VIP alone",
+                              interval=0.05)
+        except AssertionError as error:
+            raise AssertionError(f"{error}\n{self.diagnosis()}") from None
+
+    def diagnosis(self) -> str:
+        """What the nodes say about themselves, for a failure message."""
+        lines = [f"VIPs held: {self.holders()}"]
+        for node in self.nodes:
+            try:
+                status = node.api.get("/ha/status", timeout=30)
+                lines.append(f"{node.name} /ha/status node: {status['node']}; transitions: {status['transitions'][:6]}")
+            except Exception as exc:  # the API may be the thing that is down
+                lines.append(f"{node.name} /ha/status: {exc!r}")
+            lines.append(f"{node.name} keepalived pids: {node.keepalived_pids()}")
+        lines.append("syslog (keepalived):\n" + (self.syslog.tail() if self.syslog else "none"))
+        return "\n".join(lines)
 
     def other(self, node: Node) -> Node:
         return self.nodes[1] if node is self.nodes[0] else self.nodes[0]
@@ -299,9 +346,11 @@ class HaPair:
 
     # --- traffic ----------------------------------------------------------------------------
 
-    def start_probe(self, rate: float = 20, timeout: float = 1.0, name: str = "probe") -> Probe:
-        """The client's requests to every front VIP, logged; stopped when the cleanup scope ends."""
-        self.probe = Probe(self.client, [(vip, 80) for vip in FRONT_VIPS], rate=rate, timeout=timeout,
+    def start_probe(self, rate: float = 5, timeout: float = 1.0, name: str = "probe",
+                    extra: list[tuple[str, int]] = ()) -> Probe:
+        """The client's requests to every front VIP's port 80 (and `extra` targets), logged;
+        stopped when the cleanup scope ends."""
+        self.probe = Probe(self.client, [(vip, 80) for vip in FRONT_VIPS] + list(extra), rate=rate, timeout=timeout,
                            log_path=self.client.workdir / f"{name}.log")
         self.probe.start()
         return self.probe
@@ -355,6 +404,50 @@ class HolderLog:
         self._stop.set()
         for thread in self._threads:
             thread.join()
+
+
+# --- keepalived's log ------------------------------------------------------------------------------
+
+
+class SyslogSink(Background):
+    """keepalived logs to syslog, which the VM does not run: a forked process binds /dev/log (a
+    file-system socket, shared by every namespace) and appends each message to a file. Both
+    nodes' keepalived write here; their pids (the nodes' pid files) tell them apart."""
+
+    PATH = "/dev/log"
+
+    def __init__(self, log_path: Path):
+        super().__init__("syslog sink on /dev/log", log_path)
+
+    def _launch(self) -> int:
+        if os.path.exists(self.PATH):
+            raise RuntimeError(f"{self.PATH} exists: another syslog is running in this VM")
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.bind(self.PATH)
+        pid = os.fork()
+        if pid:
+            sock.close()
+            return pid
+        try:
+            os.setsid()
+            # Keep no copy of the test's descriptors (a client socket would outlive its close()).
+            os.closerange(3, sock.fileno())
+            os.closerange(sock.fileno() + 1, os.sysconf("SC_OPEN_MAX"))
+            with open(self.log_path, "ab", buffering=0) as out:
+                while True:
+                    message = sock.recv(8192)
+                    out.write(f"{time.monotonic():.3f} ".encode() + message.rstrip(b"\n\x00") + b"\n")
+        finally:
+            os._exit(0)
+
+    def stop(self, timeout: float = 10) -> int | None:
+        code = super().stop(timeout)
+        if os.path.exists(self.PATH):
+            os.unlink(self.PATH)
+        return code
+
+    def tail(self, lines: int = 80) -> str:
+        return "\n".join(self.log().splitlines()[-lines:])
 
 
 # --- the client's continuous requests ----------------------------------------------------------
@@ -479,3 +572,22 @@ def summary(values: list[float]) -> str:
     if not values:
         return "-"
     return f"median {statistics.median(values):.2f} s, worst {max(values):.2f} s"
+
+
+def keep_logs(pair: HaPair, config) -> None:
+    """Copy the lab's logs (keepalived's syslog, the APIs', the client's requests) next to the
+    junit report, which run-in-vm's results folder holds: the VM's /tmp goes with the VM."""
+    xml = getattr(config.option, "xmlpath", None)
+    if not xml:
+        return
+    target = Path(xml).parent / "ha-lab"
+    target.mkdir(exist_ok=True)
+    sources = [pair.syslog.log_path if pair.syslog else None, pair.probe.log_path if pair.probe else None]
+    sources += [node.api.log_path for node in pair.nodes]
+    sources += [node.state_dir / "keepalived.conf" for node in pair.nodes]
+    for source in filter(None, sources):
+        if source.exists():
+            name = source.name if source.parent.name != "state" else f"{source.parent.parent.parent.name}-{source.name}"
+            if source.name == "api.log":
+                name = f"{source.parent.name}-api.log"
+            (target / name).write_bytes(source.read_bytes())

@@ -354,6 +354,8 @@ test('every page renders: screenshots in both themes', async ({ page }) => {
   await shoot(page, 'tokens', { phone: false });
 });
 
+// A measurement, printed for the record: timings are not asserted (a busy CI host would make a
+// threshold flaky, and a loose one proves nothing).
 test('first load of the built UI', async ({ page }) => {
   await page.goto('/');
   const timing = await page.evaluate(() => {
@@ -363,5 +365,4 @@ test('first load of the built UI', async ({ page }) => {
   await expect(page.getByRole('button', { name: 'Sign in' })).toBeVisible();
   const painted = await page.evaluate(() => performance.now());
   console.log(`first load: DOMContentLoaded ${timing.domContentLoaded.toFixed(0)} ms, load ${timing.load.toFixed(0)} ms, login form visible by ${painted.toFixed(0)} ms`);
-  expect(timing.load).toBeLessThan(3000);
 });

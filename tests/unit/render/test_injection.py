@@ -49,6 +49,7 @@ KEYWORDS = {
     "script_user", "vrrp_garp_master_delay", "vrrp_garp_master_repeat", "vrrp_garp_lower_prio_repeat",
     "vrrp_higher_prio_send_advert", "vrrp_garp_master_refresh", "vrrp_garp_master_refresh_repeat",
     "vrrp_script", "script", "interval", "timeout", "fall", "rise", "track_interface", "track_script",
+    "vrrp_priority",
     "vrrp_instance", "state", "interface", "virtual_router_id", "priority", "advert_int", "nopreempt",
     "unicast_src_ip", "unicast_peer", "virtual_ipaddress", "virtual_server", "ip_family", "lvs_sched",
     "sh-fallback", "sh-port", "mh-fallback", "mh-port", "ops", "lvs_method", "protocol",

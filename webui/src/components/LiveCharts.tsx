@@ -1,7 +1,7 @@
 import { Card, Group, SegmentedControl, Select, SimpleGrid, Text, Title } from '@mantine/core';
 import { useState } from 'react';
 import type { StatsRange } from '../api/queries/telemetry';
-import { useLiveSeries } from '../api/useLiveSeries';
+import { RANGE_SECONDS, useLiveSeries } from '../api/useLiveSeries';
 import { bitsPerSecond, compact } from '../lib/format';
 import { TimeSeriesChart, type ChartSeries } from './TimeSeriesChart';
 
@@ -63,15 +63,15 @@ export function LiveCharts({ service, backends, ipvs }: Props) {
       <SimpleGrid cols={{ base: 1, md: 3 }}>
         <div>
           <Text size="sm" fw={500}>Connections</Text>
-          <TimeSeriesChart columns={columns} version={version} series={CONNECTIONS} format={(v) => compact(v)} emptyText={empty} />
+          <TimeSeriesChart columns={columns} version={version} series={CONNECTIONS} format={(v) => compact(v)} emptyText={empty} window={RANGE_SECONDS[range]} />
         </div>
         <div>
           <Text size="sm" fw={500}>New connections per second</Text>
-          <TimeSeriesChart columns={columns} version={version} series={RATE} format={(v) => compact(v)} emptyText={empty} />
+          <TimeSeriesChart columns={columns} version={version} series={RATE} format={(v) => compact(v)} emptyText={empty} window={RANGE_SECONDS[range]} />
         </div>
         <div>
           <Text size="sm" fw={500}>Throughput</Text>
-          <TimeSeriesChart columns={columns} version={version} series={THROUGHPUT} format={(v) => bitsPerSecond(v / 8)} emptyText={empty} />
+          <TimeSeriesChart columns={columns} version={version} series={THROUGHPUT} format={(v) => bitsPerSecond(v / 8)} emptyText={empty} window={RANGE_SECONDS[range]} />
         </div>
       </SimpleGrid>
     </Card>

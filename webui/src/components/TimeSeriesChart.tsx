@@ -14,10 +14,18 @@ type Props = {
   height?: number;
   /** Shown instead of an empty chart, e.g. why there is no data. */
   emptyText: string;
+  /** Seconds of time axis, ending at the newest point (uPlot would stretch one point over years). */
+  window: number;
 };
 
+/** Pixels for the y axis: its longest tick label at ~7 px a character, plus the tick marks. */
+export function yAxisWidth(_u: uPlot, values: string[] | null): number {
+  const longest = Math.max(0, ...(values ?? []).map((label) => label.length));
+  return Math.max(40, longest * 7 + 18);
+}
+
 /** A live line chart. Null points (gaps) draw as breaks: spanGaps is off. */
-export function TimeSeriesChart({ columns, version, series, format, height = 180, emptyText }: Props) {
+export function TimeSeriesChart({ columns, version, series, format, height = 180, emptyText, window }: Props) {
   const { ref, width } = useElementSize();
   const target = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
@@ -46,8 +54,12 @@ export function TimeSeriesChart({ columns, version, series, format, height = 180
         height,
         cursor: { drag: { x: false, y: false } },
         legend: { live: true },
-        scales: { y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
-        axes: [axis, { ...axis, size: 60, values: (_u, ticks) => ticks.map(format) }],
+        scales: {
+          x: { time: true, range: (_u, _min, max) => [max - window, max] },
+          y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] },
+        },
+        // As wide as the longest tick label ("4.0kbit/s" overflowed a fixed 60 px).
+        axes: [axis, { ...axis, size: yAxisWidth, values: (_u, ticks) => ticks.map(format) }],
         series: [
           {},
           ...series.map((s) => ({
@@ -67,7 +79,7 @@ export function TimeSeriesChart({ columns, version, series, format, height = 180
       plot.current = null;
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps -- data is fed by the effect below
-  }, [width, height, dark, hasData, series]);
+  }, [width, height, dark, hasData, series, window]);
 
   useEffect(() => {
     plot.current?.setData(data());

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from fulcrum.apply import sync_daemons
 from fulcrum.apply.files import discard_new, mark_failed, new_path, promote, restore_previous, write_new
 from fulcrum.apply.keepalived_control import KeepalivedControl
 from fulcrum.apply.nftables_control import (
@@ -296,7 +297,7 @@ class ApplyEngine:
         try:
             attempt(ApplyStep.WRITE, lambda: self._promote(revision, digest, progress))
             attempt(ApplyStep.LOAD_NFTABLES, lambda: self._load_nftables(snapshot))
-            attempt(ApplyStep.RELOAD_KEEPALIVED, self.keepalived.reload)
+            attempt(ApplyStep.RELOAD_KEEPALIVED, lambda: self._reload_keepalived(snapshot))
             attempt(ApplyStep.READBACK, lambda: self._read_back(expected, warnings))
             attempt(ApplyStep.RECORD, lambda: self._record(revision, digest))
         except _StepFailed as failure:
@@ -320,6 +321,11 @@ class ApplyEngine:
             f"promoted {path}" + (f" (previous kept as {path.name}.prev)" if kept else " (first version)")
             for path, kept in progress.promoted.items()
         )
+
+    def _reload_keepalived(self, snapshot: ConfigSnapshot) -> str:
+        done = self.keepalived.reload()
+        stopped = sync_daemons.stop_unwanted(snapshot, self.config.command_prefix)
+        return f"{done}; {stopped}" if stopped else done
 
     def _load_nftables(self, snapshot: ConfigSnapshot) -> str:
         prefix = self.config.command_prefix

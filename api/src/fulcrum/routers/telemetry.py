@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -43,11 +44,16 @@ def history(
     backend: Annotated[str | None, Query(max_length=64, description="ADDRESS:PORT as in /stats/current")] = None,
     range: Literal["5m", "1h", "24h"] = "5m",  # noqa: A002 (the API's word)
 ) -> Series:
+    telemetry = _telemetry(request)
     seconds, coarse, resolution = _RANGES[range]
     # Backends keep 5 minutes at 1 s; longer backend ranges come from the 1-minute series.
     if backend is not None and seconds > 300:
         coarse, resolution = True, 60
-    points = _telemetry(request).history.read((service, backend), time.time() - seconds, coarse)
+    # The fine series holds a point per collection: with a slower collector, points that far apart
+    # are no gap (readers break the line beyond 1.5x the resolution).
+    if not coarse:
+        resolution = max(resolution, math.ceil(telemetry.interval))
+    points = telemetry.history.read((service, backend), time.time() - seconds, coarse)
     return Series(
         service=service,
         backend=backend,
