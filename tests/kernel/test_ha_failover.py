@@ -151,6 +151,14 @@ def _echo(sock: socket.socket, payload: bytes) -> bytes:
     return got
 
 
+def _assert_reset(sock: socket.socket) -> None:
+    """The session did not survive the failover: the next exchange is reset or closed. Closes it."""
+    with pytest.raises(OSError):
+        if not _echo(sock, b"after the failover\n"):
+            raise ConnectionResetError("closed by the peer")
+    sock.close()
+
+
 def _session(pair: HaPair, port: int) -> tuple[socket.socket, int]:
     sock = client.hold_tcp(pair.client, FRONT_VIPS[0], port, timeout=5)
     for n in range(5):  # IPVS syncs a connection from its 3rd packet on (sync_threshold 3 50)
@@ -196,11 +204,7 @@ def test_without_connection_sync_the_echo_session_breaks(pair):
             time.sleep(0.2)
         takeover(pair, old, lambda: pair.link(old, "eth0", up=False), what="eth0 down, sync off")
         # The new master has no entry: its stack answers the mid-stream segment with a reset.
-        with pytest.raises(OSError):
-            reply = _echo(sock, b"after the failover\n")
-            if not reply:
-                raise ConnectionResetError("closed by the peer")
-        sock.close()
+        _assert_reset(sock)
         pair.link(old, "eth0", up=True)
         stays_backup(pair, old)
     finally:
@@ -223,11 +227,7 @@ def test_a_one_arm_session_is_lost_on_failover_but_new_ones_work(pair):
     sock, port = _session(pair, ONE_ARM_PORT)
     lab.wait_until(lambda: _conn_entries(new, port), 30, what=f"the standby {new.name} to hold the IPVS entry")
     takeover(pair, old, lambda: pair.link(old, "eth0", up=False), what="eth0 down, one-arm session open")
-    with pytest.raises(OSError):
-        reply = _echo(sock, b"after the failover\n")
-        if not reply:
-            raise ConnectionResetError("closed by the peer")
-    sock.close()
+    _assert_reset(sock)
     assert client.tcp_echo(pair.client, FRONT_VIPS[0], ONE_ARM_PORT, b"new session\n") == b"new session\n"
     pair.link(old, "eth0", up=True)
     stays_backup(pair, old)
