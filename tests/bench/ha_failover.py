@@ -15,6 +15,7 @@ uses). Settings (environment):
     FULCRUM_BENCH_INTERVALS   advert intervals to compare (default 1,0.3,0.1)
     FULCRUM_BENCH_IDLE        seconds of quiet per interval, counting false failovers (default 120)
     FULCRUM_BENCH_RATE        client requests per second (default 20)
+    FULCRUM_BENCH_SESSIONS    established echo sessions held through each run (default 5)
 
 What is measured, per run, on the pair of real appliances of tests/lab/pair.py, each run
 failing whichever node holds the VIPs (so the direction alternates):
@@ -24,7 +25,10 @@ failing whichever node holds the VIPs (so the direction alternates):
   - service restored: from the failure to the end of the first successful client request after
     the last failed one (0 when none failed); the client makes `rate` requests per second, each
     a new TCP connection with a 1 s timeout, round robin over the three front VIPs;
-  - failed requests: requests in the run that failed (refused, reset or timed out).
+  - failed requests: requests in the run that failed (refused, reset or timed out);
+  - established connections preserved: SESSIONS echo sessions through the echo service, opened
+    before the failure (and seen in the standby's IPVS connection table through connection sync,
+    up to SYNC_WAIT seconds), each echoing once more after the takeover.
 
 Failure kinds: keepalived SIGKILLed (no goodbye: the peer waits out the master-down timer),
 the front interface (VRRP and VIPs) down, the backend interface (tracked) down, the API hung
@@ -41,6 +45,7 @@ import json
 import os
 import platform
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -56,7 +61,8 @@ TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
 
 import lab  # noqa: E402
-from lab.pair import ALL_VIPS, API_START_TIMEOUT, NODE_HEALTH_ENV, HaPair, HolderLog, Node, outage  # noqa: E402
+from lab import client, netns  # noqa: E402
+from lab.pair import ALL_VIPS, API_START_TIMEOUT, ECHO_PORT, FRONT_VIPS, NODE_HEALTH_ENV, HaPair, HolderLog, Node, outage  # noqa: E402
 
 RUNS = int(os.environ.get("FULCRUM_BENCH_RUNS", "10"))
 # Which parts: "kinds" (every failure at the default interval), "intervals" (unplanned vs planned
@@ -66,6 +72,8 @@ DEFAULT_ADVERT = float(os.environ.get("FULCRUM_BENCH_ADVERT", "1"))
 INTERVALS = [float(x) for x in os.environ.get("FULCRUM_BENCH_INTERVALS", "1,0.3,0.1").split(",")]
 IDLE_SECONDS = float(os.environ.get("FULCRUM_BENCH_IDLE", "120"))
 RATE = float(os.environ.get("FULCRUM_BENCH_RATE", "20"))
+SESSIONS = int(os.environ.get("FULCRUM_BENCH_SESSIONS", "5"))
+SYNC_WAIT = 20  # seconds for the standby to hold the sessions' synced entries before the failure
 # Node health every 10 s with a 5 s probe timeout (the kernel tests' lab uses 30 s and 10 s, made
 # for a VM loaded by other work): an API failure is seen within 2 runs, so ten runs of each API
 # failure fit in minutes. Each run is a Python start, seconds of CPU in the emulated VM.
@@ -83,6 +91,9 @@ class Run:
     restored: float
     failed: int
     total: int
+    sessions: int = 0  # established echo sessions held through the run
+    synced: int = 0  # of them, in the standby's connection table before the failure
+    preserved: int = 0  # of them, still echoing after the takeover
 
 
 @dataclass
@@ -102,6 +113,7 @@ class Bench:
         old = pair.wait_single_master(TAKEOVER_DEADLINE)
         new = pair.other(old)
         self._settle(old)
+        sessions, synced = self._open_sessions(new)
         injected = time.monotonic()
         inject(old)
         try:
@@ -117,15 +129,37 @@ class Bench:
             moved = None
         pair.probe.wait_for_requests(time.monotonic(), count=10, timeout=TAKEOVER_DEADLINE)
         seen = outage(pair.probe, injected, time.monotonic())
+        preserved = sum(_still_echoes(sock) for sock in sessions)
         result = Run(kind, advert, old.name, None if moved is None else moved - injected,
-                     seen.recovered_after, len(seen.failed), len(seen.requests))
+                     seen.recovered_after, len(seen.failed), len(seen.requests), len(sessions), synced, preserved)
         print(f"  {kind} @ {advert:g} s from {old.name}: VIPs moved {_s(result.moved)}, service back "
-              f"{result.restored:.2f} s, {result.failed}/{result.total} failed", flush=True)
+              f"{result.restored:.2f} s, {result.failed}/{result.total} failed, sessions preserved "
+              f"{preserved}/{len(sessions)} ({synced} synced before)", flush=True)
         restore(old)
         lab.wait_until(lambda: _states(old) == {"BACKUP"} and not old.vips(), TAKEOVER_DEADLINE,
                        what=f"{old.name} back as BACKUP")
         self.runs.append(result)
         return result
+
+    def _open_sessions(self, standby: Node) -> tuple[list[socket.socket], int]:
+        """SESSIONS established echo sessions through the VIP, and how many of them the standby's
+        IPVS holds (synced) within SYNC_WAIT seconds. IPVS syncs a connection from its 3rd packet."""
+        sessions = []
+        for _ in range(SESSIONS):
+            sock = client.hold_tcp(self.pair.client, FRONT_VIPS[0], ECHO_PORT, timeout=5)
+            for n in range(5):
+                _echo(sock, f"before {n}\n".encode())
+            sessions.append(sock)
+        ports = {f"{sock.getsockname()[1]:04X}" for sock in sessions}
+
+        def synced() -> int:
+            table = netns.proc_net(standby.host, "ip_vs_conn").splitlines()[1:]
+            return len(ports & {line.split()[2] for line in table if len(line.split()) > 2})
+
+        deadline = time.monotonic() + SYNC_WAIT
+        while synced() < len(ports) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return sessions, synced()
 
     def _settle(self, master: Node) -> None:
         """Before a run: the client's requests succeed again and both nodes agree who is master."""
@@ -187,6 +221,25 @@ class TimerSlip:
         self._thread.join()
 
 
+def _echo(sock: socket.socket, payload: bytes) -> bytes:
+    sock.sendall(payload)
+    got = b""
+    while len(got) < len(payload) and (chunk := sock.recv(65536)):
+        got += chunk
+    return got
+
+
+def _still_echoes(sock: socket.socket) -> bool:
+    """One more exchange on a session opened before the failure; closes it."""
+    try:
+        sock.settimeout(5)
+        return _echo(sock, b"after\n") == b"after\n"
+    except OSError:
+        return False
+    finally:
+        sock.close()
+
+
 def _states(node: Node) -> set[str]:
     return {group["state"] for group in node.api.get("/ha/status")["node"]["groups"]}
 
@@ -202,6 +255,14 @@ def _median_worst(values: list[float | None]) -> str:
         return "never"
     text = f"{statistics.median(done):.2f} / {max(done):.2f} s"
     return text + (f" ({missing} never)" if missing else "")
+
+
+def _sessions(runs: list[Run]) -> str:
+    return f"{sum(r.preserved for r in runs)} of {sum(r.sessions for r in runs)} ({sum(r.synced for r in runs)})"
+
+
+def _failed(runs: list[Run]) -> str:
+    return f"{sum(r.failed for r in runs)} of {sum(r.total for r in runs)}"
 
 
 def _percentile(values: list[float], fraction: float) -> float:
@@ -262,8 +323,9 @@ def report(bench: Bench) -> str:
         "",
         f"### Failure kinds, advert interval {DEFAULT_ADVERT:g} s ({RUNS} runs each; median / worst)",
         "",
-        "| failure | runs | VIPs on the peer after | service restored after | failed requests: total (median / worst per run) |",
-        "|---|---|---|---|---|",
+        "| failure | runs | VIPs on the peer after | service restored after | failed requests: total (median / worst per run) "
+        "| established sessions preserved (synced before) |",
+        "|---|---|---|---|---|---|",
     ]
     by_kind: dict[str, list[Run]] = {}
     for run in runs:
@@ -273,15 +335,17 @@ def report(bench: Bench) -> str:
         failed = [r.failed for r in kind_runs]
         lines.append(
             f"| {kind} | {len(kind_runs)} | {_median_worst([r.moved for r in kind_runs])} | "
-            f"{_median_worst([r.restored for r in kind_runs])} | {sum(failed)} ({statistics.median(failed):g} / {max(failed)}) |"
+            f"{_median_worst([r.restored for r in kind_runs])} | {sum(failed)} ({statistics.median(failed):g} / {max(failed)}) | "
+            f"{_sessions(kind_runs)} |"
         )
     lines += [
         "",
         f"### Advert interval: unplanned (keepalived killed) vs planned (maintenance), {RUNS} runs each",
         "",
         "| advert interval | master-down timer, nominal | unplanned: VIPs moved | unplanned: failed requests | "
-        "planned: VIPs moved | planned: failed requests | false failovers |",
-        "|---|---|---|---|---|---|---|",
+        "unplanned: sessions preserved | planned: VIPs moved | planned: failed requests | planned: sessions preserved "
+        "| false failovers |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for advert in INTERVALS:
         unplanned = [r for r in runs if r.advert == advert and r.kind.startswith("keepalived")]
@@ -290,8 +354,8 @@ def report(bench: Bench) -> str:
         nominal = 3 * advert + (256 - 100) / 256 * advert  # the standby's priority is 100
         lines.append(
             f"| {advert:g} s | {nominal:.2f} s | {_median_worst([r.moved for r in unplanned])} | "
-            f"{sum(r.failed for r in unplanned)} | {_median_worst([r.moved for r in planned])} | "
-            f"{sum(r.failed for r in planned)} | {idle_moves} in {idle_seconds:.0f} s idle |"
+            f"{_failed(unplanned)} | {_sessions(unplanned)} | {_median_worst([r.moved for r in planned])} | "
+            f"{_failed(planned)} | {_sessions(planned)} | {idle_moves} in {idle_seconds:.0f} s idle |"
         )
     if bench.sampler_missed:
         lines += ["", f"In {bench.sampler_missed} runs the 5 ms holder sampler recorded no takeover; their 'VIPs moved' "
@@ -319,6 +383,7 @@ def main(workdir: Path | None = None, out: Path | None = None) -> str:
 
 
 @pytest.mark.kernel
+@pytest.mark.bench_part("failover")
 @pytest.mark.timeout(4 * 3600)
 def test_ha_failover_bench(tmp_path, request):
     """The benchmark as a kernel 'test', so that run-in-vm runs it; it asserts nothing. The table

@@ -42,5 +42,11 @@ def read(ns) -> dict[str, dict[str, int]]:
     return parse(proc_net(ns, "ip_vs"))
 
 
+def count_real_servers(text: str) -> int:
+    """The real servers in a /proc/net/ip_vs text, counted without parsing addresses: a poll of
+    5,000 through `parse` costs seconds of the emulated CPU that the commit being timed needs."""
+    return sum(1 for line in text.splitlines()[3:] if line.lstrip().startswith("->"))
+
+
 def real_server_count(ns) -> int:
-    return sum(len(reals) for reals in read(ns).values())
+    return count_real_servers(proc_net(ns, "ip_vs"))

@@ -120,7 +120,7 @@ def counters(e: Env, port: int, proto: str = "tcp") -> dict:
 )
 def test_dr_and_tun_replies_bypass_the_lb(env, name, port, method):
     e = env
-    ipvs.read_ipvs(e.net.lb)  # the first read imports pyroute2: not inside a wait
+    ipvs.read_ipvs(e.net.lb)  # the first read imports Fulcrum's models: not inside a wait
     tally = client.http_requests(e.net.client, e.net.vip, port, count=9)
     assert tally.failures == [] and tally.counts == {"b1": 3, "b2": 3, "b3": 3}
 

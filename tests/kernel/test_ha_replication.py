@@ -63,7 +63,7 @@ def sync_state(node: Node) -> str:
 def test_pairing_pushes_the_active_configuration_to_the_standby(pair):
     lb1, lb2 = pair.nodes
     pair.wait_single_master(180, node=lb1)
-    table(lb1)  # the first IPVS read imports pyroute2: tens of seconds here, outside any deadline
+    table(lb1)  # the first IPVS read imports Fulcrum's models: seconds here, outside any deadline
     started = time.monotonic()
     result = pair.pair(lb1, lb2)
     assert result["peer_name"] == "lb2", result

@@ -29,7 +29,7 @@ def wait_for_conns(net, expected: list[int]):
         (service,) = ipvs.read_ipvs(net.lb).services
         return service if [real.counters.conns for real in service.real_servers] == expected else None
 
-    ipvs.read_ipvs(net.lb)  # the first read imports pyroute2 (~25 s here): not on the clock
+    ipvs.read_ipvs(net.lb)  # the first read imports Fulcrum's models (seconds here): not on the clock
     return lab.wait_until(conns, 30, what=f"IPVS connection counters {expected}")
 
 

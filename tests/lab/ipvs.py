@@ -96,7 +96,7 @@ def read_ipvs(ns):
     """fulcrum.dataplane.ipvs_table.read_ipvs() inside `ns`: an IpvsTable with counters.
 
     Its netlink socket must be created in the namespace, so the whole call runs in a thread
-    that joined it. The first call imports pyroute2: about 25 s in the emulated VM.
+    that joined it. The first call imports Fulcrum's models (pydantic): seconds in the emulated VM.
     """
     from fulcrum.dataplane.ipvs_table import read_ipvs as fulcrum_read_ipvs
 

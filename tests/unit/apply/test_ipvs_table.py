@@ -1,15 +1,17 @@
 """Expected IPVS tables from snapshots, their comparison with the kernel's, and netlink decoding.
 
 Reading the kernel itself needs IPVS; it runs in the VM (tests/kernel). Here the decoders get
-messages built and parsed by pyroute2's own marshalling, shaped as the kernel sends them.
+messages built by pyroute2's marshalling, an independent encoder, shaped as the kernel sends them.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import socket
 import sys
+from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -32,9 +34,24 @@ from fulcrum.dataplane.ipvs_table import (
     expected_ipvs,
     ipvs_available,
     read_ipvs,
-    real_server_from_nla,
-    service_from_nla,
-    service_key_from_nla,
+    decode_real_server,
+    decode_service,
+    decode_service_key,
+)
+from fulcrum.dataplane.ipvs_netlink import (
+    CTRL_ATTR_FAMILY_NAME,
+    DEST_ADDR,
+    DEST_FWD_METHOD,
+    DEST_PORT,
+    DEST_WEIGHT,
+    CTRL_CMD_GETFAMILY,
+    GENL_ID_CTRL,
+    IPVS_CMD_ATTR_DEST,
+    IPVS_CMD_ATTR_SERVICE,
+    Attributes,
+    GenericNetlinkSocket,
+    NetlinkError,
+    attribute,
 )
 
 
@@ -274,15 +291,14 @@ def test_the_sorry_server_replacing_the_pool_is_not_a_mismatch() -> None:
 # --- decoding netlink messages ---------------------------------------------------------------
 
 
-def _decoded(attrs: list[tuple[str, Any]]) -> Any:
+def _decoded(attrs: list[tuple[str, Any]]) -> Attributes:
+    """The message's top-level attributes, encoded by pyroute2 and parsed by Fulcrum's reader."""
     message = ipvsmsg()
     message["cmd"] = 4
     message["version"] = 1
     message["attrs"] = attrs
     message.encode()
-    parsed = ipvsmsg(message.data)
-    parsed.decode()
-    return parsed
+    return Attributes.parse(message.data, 20)  # after nlmsghdr (16 bytes) and genlmsghdr (4)
 
 
 def _stats(**values: int) -> dict[str, Any]:
@@ -310,11 +326,11 @@ def test_decoding_a_persistent_ipv4_service() -> None:
             )
         ]
     )
-    attrs = message.get_attr("IPVS_CMD_ATTR_SERVICE")
-    key = service_key_from_nla(attrs)
+    attrs = message.nested(IPVS_CMD_ATTR_SERVICE)
+    key = decode_service_key(attrs)
     assert key == ServiceKey(family=4, protocol="tcp", address="192.0.2.10", port=80)
     server = RealServer("10.0.0.11", 80, 1, "nat", counters=Counters(activeconns=3, inactconns=4))
-    service = service_from_nla(attrs, key, (server,))
+    service = decode_service(attrs, key, (server,))
     assert (service.scheduler, service.flags) == ("wlc", ())
     assert (service.persistence_timeout, service.persistence_prefix) == (300, 24)
     assert service.counters == Counters(conns=5, inbytes=1 << 40, cps=2, activeconns=3, inactconns=4)
@@ -342,10 +358,10 @@ def test_decoding_a_persistent_ipv6_service_reads_the_prefix_length() -> None:
             )
         ]
     )
-    attrs = message.get_attr("IPVS_CMD_ATTR_SERVICE")
-    key = service_key_from_nla(attrs)
+    attrs = message.nested(IPVS_CMD_ATTR_SERVICE)
+    key = decode_service_key(attrs)
     assert key == ServiceKey(family=6, protocol="udp", address="2001:db8::10", port=53)
-    service = service_from_nla(attrs, key, ())
+    service = decode_service(attrs, key, ())
     assert service.flags == ("one-packet", "sched-fallback")
     assert (service.persistence_timeout, service.persistence_prefix) == (60, 64)
     assert service.counters == Counters()
@@ -369,10 +385,10 @@ def test_decoding_a_fwmark_service() -> None:
             )
         ]
     )
-    attrs = message.get_attr("IPVS_CMD_ATTR_SERVICE")
-    key = service_key_from_nla(attrs)
+    attrs = message.nested(IPVS_CMD_ATTR_SERVICE)
+    key = decode_service_key(attrs)
     assert key == ServiceKey(family=4, fwmark=7)
-    service = service_from_nla(attrs, key, ())
+    service = decode_service(attrs, key, ())
     assert (service.persistence_timeout, service.persistence_prefix) == (None, None)
 
 
@@ -400,7 +416,7 @@ def test_decoding_a_gue_tunnel_real_server_with_counters() -> None:
             )
         ]
     )
-    server = real_server_from_nla(message.get_attr("IPVS_CMD_ATTR_DEST"))
+    server = decode_real_server(message.nested(IPVS_CMD_ATTR_DEST), service_family=4)
     assert server == RealServer(
         address="10.0.0.11",
         port=443,
@@ -433,7 +449,7 @@ def test_decoding_ipv6_nat_and_dr_real_servers() -> None:
                 )
             ]
         )
-        server = real_server_from_nla(message.get_attr("IPVS_CMD_ATTR_DEST"))
+        server = decode_real_server(message.nested(IPVS_CMD_ATTR_DEST), service_family=4)
         assert (server.address, server.forwarding, server.tunnel_type) == ("2001:db8::11", name, None)
         assert server.counters == Counters(conns=1)
 
@@ -459,3 +475,37 @@ def test_tables_survive_json_both_ways() -> None:
     # The VM lab reads tables as plain data.
     plain = json.loads(json.dumps(dataclasses.asdict(table)))
     assert plain["services"][1]["key"] == {"family": 4, "protocol": None, "address": None, "port": None, "fwmark": 3}
+
+
+# --- the generic netlink socket (the host has generic netlink, though not IPVS) --------------
+
+
+def test_generic_netlink_resolves_a_family_and_reads_a_dump() -> None:
+    with closing(GenericNetlinkSocket()) as netlink:
+        assert netlink.family_id("nlctrl") == GENL_ID_CTRL
+        families = netlink.request(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1, b"", dump=True)
+        names = {family.string(CTRL_ATTR_FAMILY_NAME) for family in families}
+        assert "nlctrl" in names
+        # The socket stays usable after a dump of many messages.
+        assert netlink.family_id("nlctrl") == GENL_ID_CTRL
+
+
+def test_an_unknown_family_is_a_netlink_error_naming_enoent() -> None:
+    with closing(GenericNetlinkSocket()) as netlink, pytest.raises(NetlinkError) as raised:
+        netlink.family_id("no-such-family")
+    assert raised.value.errno == errno.ENOENT
+
+
+def test_a_destination_without_its_own_family_takes_the_services() -> None:
+    # Kernels before 3.18 send no IPVS_DEST_ATTR_ADDR_FAMILY (pyroute2 cannot encode that case).
+    destination = Attributes(
+        {
+            DEST_ADDR: socket.inet_pton(socket.AF_INET6, "2001:db8::11"),
+            DEST_PORT: (8080).to_bytes(2, "big"),
+            DEST_FWD_METHOD: (0).to_bytes(4, sys.byteorder),
+            DEST_WEIGHT: (7).to_bytes(4, sys.byteorder),
+        }
+    )
+    parsed = Attributes.parse(attribute(IPVS_CMD_ATTR_DEST, destination.encode())).nested(IPVS_CMD_ATTR_DEST)
+    server = decode_real_server(parsed, service_family=6)
+    assert (server.address, server.port, server.weight, server.counters) == ("2001:db8::11", 8080, 7, Counters())

@@ -86,3 +86,4 @@ def test_proc_net_ip_vs_services_real_servers_and_weights() -> None:
     assert table["FWM 10"] == {"10.77.1.21:0": 1}
     assert table["TCP [fd77::100]:8086"] == {"[fd77::21]:8086": 1, "[fd77::22]:8086": 1}
     assert sum(len(reals) for reals in table.values()) == 6
+    assert ipvsproc.count_real_servers(output("ip_vs.txt")) == 6

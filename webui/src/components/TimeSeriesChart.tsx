@@ -24,6 +24,16 @@ export function yAxisWidth(_u: uPlot, values: string[] | null): number {
   return Math.max(40, longest * 7 + 18);
 }
 
+/**
+ * The time axis: `window` seconds ending at the newest point. Set by the chart itself (the x scale
+ * is not auto-ranged): uPlot stretched a single point over years, and before the first point
+ * labelled the axis with a date in 2029.
+ */
+export function timeRange(columns: Columns | null, window: number): { min: number; max: number } {
+  const newest = columns?.[0].at(-1) ?? Date.now() / 1000;
+  return { min: newest - window, max: newest };
+}
+
 /** A live line chart. Null points (gaps) draw as breaks: spanGaps is off. */
 export function TimeSeriesChart({ columns, version, series, format, height = 180, emptyText, window }: Props) {
   const { ref, width } = useElementSize();
@@ -55,7 +65,7 @@ export function TimeSeriesChart({ columns, version, series, format, height = 180
         cursor: { drag: { x: false, y: false } },
         legend: { live: true },
         scales: {
-          x: { time: true, range: (_u, _min, max) => [max - window, max] },
+          x: { time: true, auto: false, ...timeRange(columns, window) },
           y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] },
         },
         // As wide as the longest tick label ("4.0kbit/s" overflowed a fixed 60 px).
@@ -74,6 +84,7 @@ export function TimeSeriesChart({ columns, version, series, format, height = 180
       data(),
       target.current,
     );
+    plot.current.setScale('x', timeRange(columns, window));
     return () => {
       plot.current?.destroy();
       plot.current = null;
@@ -83,6 +94,7 @@ export function TimeSeriesChart({ columns, version, series, format, height = 180
 
   useEffect(() => {
     plot.current?.setData(data());
+    plot.current?.setScale('x', timeRange(columns, window));
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [version]);
 

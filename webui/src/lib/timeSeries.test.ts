@@ -11,16 +11,17 @@ describe('TimeSeriesBuffer', () => {
     expect(cpsColumn(buffer)).toEqual([1, 2, 3]);
   });
 
-  it('inserts a null after a gap longer than 1.5 resolutions', () => {
+  it('inserts a null after a gap of two or more missing buckets', () => {
     const buffer = new TimeSeriesBuffer(1, 300);
     buffer.pushAll([sample(100), sample(101), sample(110), sample(111)]);
     expect(buffer.columns()[0]).toEqual([100, 101, 102, 110, 111]);
     expect(cpsColumn(buffer)).toEqual([1, 1, null, 1, 1]);
   });
 
-  it('does not call a jitter of one missing second at 1-minute resolution a gap', () => {
+  it('does not call one missing bucket (collector jitter) a gap, but two', () => {
     const buffer = new TimeSeriesBuffer(60, 86400);
-    buffer.pushAll([sample(0), sample(60), sample(120), sample(240)]);
+    buffer.pushAll([sample(0), sample(60), sample(180), sample(360)]);
+    expect(buffer.columns()[0]).toEqual([0, 60, 180, 240, 360]);
     expect(cpsColumn(buffer)).toEqual([1, 1, 1, null, 1]);
   });
 

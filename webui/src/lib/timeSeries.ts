@@ -5,9 +5,16 @@
  * fall into the same bucket are averaged, so the once-a-second stream can feed a per-minute chart.
  * The buffer holds at most `capacity` buckets in a ring, and drops buckets older than `window`
  * seconds behind the newest. `columns()` returns uPlot's aligned arrays with a null inserted
- * wherever consecutive buckets are more than 1.5× the resolution apart, so a failover or a lost
- * stream shows as a break in the line rather than a straight line across the missing time.
+ * wherever consecutive buckets are more than GAP_FACTOR × the resolution apart, so a failover or a
+ * lost stream shows as a break in the line rather than a straight line across the missing time.
  */
+
+/**
+ * One empty bucket is the collector's jitter (a tick landing just past a bucket edge), not an
+ * outage: at 1.5× the live lines broke every few minutes in the VM lab. Two or more empty buckets
+ * in a row break the line.
+ */
+export const GAP_FACTOR = 2.5;
 
 export const METRICS = ['cps', 'activeconns', 'inactconns', 'inbps', 'outbps', 'inpps', 'outpps'] as const;
 export type Metric = (typeof METRICS)[number];
@@ -78,7 +85,7 @@ export class TimeSeriesBuffer {
   columns(): Columns {
     const xs: number[] = [];
     const ys: (number | null)[][] = METRICS.map(() => []);
-    const maxStep = this.resolution * 1.5;
+    const maxStep = this.resolution * GAP_FACTOR;
     for (let k = 0; k < this.size; k++) {
       const i = this.index(k);
       const t = this.times[i];

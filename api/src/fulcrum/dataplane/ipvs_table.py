@@ -1,6 +1,6 @@
 """IPVS tables: what keepalived should program for a snapshot, what the kernel holds, and the gap.
 
-`expected_ipvs` is pure; `read_ipvs` asks the kernel over IPVS generic netlink (pyroute2);
+`expected_ipvs` is pure; `read_ipvs` asks the kernel over IPVS generic netlink (`ipvs_netlink`);
 `compare` lists real mismatches, while `down_real_servers` lists what health checks explain
 (a checker removes a dead real server, or sets its weight to 0), so that an apply is not
 failed, or rolled back, because a backend happens to be down.
@@ -15,19 +15,15 @@ import errno
 import ipaddress
 import socket
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from fulcrum.config.snapshot import Backend, ConfigSnapshot, Service
 from fulcrum.config.types import CheckType, FailureAction, Forwarding
+from fulcrum.dataplane import ipvs_netlink as nl
+from fulcrum.dataplane.ipvs_netlink import Attributes, IpvsSocket, NetlinkError
 from fulcrum.render import balanced_services
 
-if TYPE_CHECKING:
-    # Imported where the kernel is read: pyroute2 takes ~150 ms to import, and the unprivileged
-    # API uses these tables (in results and statistics) without ever reading the kernel.
-    from pyroute2 import IPVS, IPVSService
-    from pyroute2.netlink import nla
 
 PROC_IPVS = Path("/proc/net/ip_vs")
 
@@ -337,34 +333,24 @@ def read_ipvs() -> IpvsTable:
 
     This is the function the kernel tests in the VM call to check what keepalived programmed.
     """
-    from pyroute2.netlink.exceptions import NetlinkError
-
-    ipvs = _open()
     try:
-        services = []
-        for message in ipvs.service("dump"):
-            attrs = message.get_attr("IPVS_CMD_ATTR_SERVICE")
-            key = service_key_from_nla(attrs)
-            servers = tuple(
-                real_server_from_nla(reply.get_attr("IPVS_CMD_ATTR_DEST"))
-                for reply in ipvs.dest("dump", service=_request_key(key))
-            )
-            services.append(service_from_nla(attrs, key, servers))
-    except NetlinkError as error:
+        with _open() as ipvs:
+            dumps = ipvs.dump()
+    except OSError as error:
         raise IpvsUnavailable(f"reading IPVS over netlink failed: {error}") from error
-    finally:
-        ipvs.close()
+    services = []
+    for dump in dumps:
+        key = decode_service_key(dump.service)
+        servers = tuple(decode_real_server(destination, key.family) for destination in dump.destinations)
+        services.append(decode_service(dump.service, key, servers))
     return IpvsTable(tuple(services))
 
 
-def _open() -> IPVS:
-    from pyroute2 import IPVS
-    from pyroute2.netlink.exceptions import NetlinkError
-
+def _open() -> IpvsSocket:
     try:
-        return IPVS()
+        return IpvsSocket()
     except NetlinkError as error:
-        if error.code == errno.ENOENT:
+        if error.errno == errno.ENOENT:
             raise IpvsUnavailable(
                 "this kernel has no IPVS: the IPVS generic netlink family is not registered "
                 "(ip_vs is neither built in nor loaded)"
@@ -383,88 +369,82 @@ def _version() -> str:
     return first.replace("IP Virtual Server version", "IPVS", 1)
 
 
-def _request_key(key: ServiceKey) -> IPVSService:
-    """The service identity a GET_DEST dump needs (the kernel wants AF plus fwmark or proto/addr/port)."""
-    from pyroute2 import IPVSService
-
-    af = _FAMILY_TO_AF[key.family]
-    if key.fwmark is not None:
-        return IPVSService(af=af, fwmark=key.fwmark)
-    return IPVSService(af=af, protocol=_PROTOCOLS[key.protocol or ""], addr=key.address, port=key.port)
+def _address(raw: bytes, family: int) -> str:
+    # The kernel sends a whole union nf_inet_addr (16 bytes); an IPv4 address is its first 4.
+    return str(ipaddress.ip_address(raw[:4] if family == 4 else raw[:16]))
 
 
-def service_key_from_nla(attrs: nla) -> ServiceKey:
-    """The key of an IPVS_CMD_ATTR_SERVICE attribute (pyroute2's ipvsmsg.service)."""
-    family = _AF_TO_FAMILY[attrs.get_attr("IPVS_SVC_ATTR_AF")]
-    fwmark = attrs.get_attr("IPVS_SVC_ATTR_FWMARK")
+def decode_service_key(attrs: Attributes) -> ServiceKey:
+    """The key of an IPVS_CMD_ATTR_SERVICE attribute."""
+    family = _AF_TO_FAMILY[attrs.integer(nl.SVC_AF)]
+    fwmark = attrs.integer(nl.SVC_FWMARK)
     if fwmark:  # the kernel sends FWMARK only for fwmark services, and then no protocol/addr/port
         return ServiceKey(family=family, fwmark=fwmark)
-    number = attrs.get_attr("IPVS_SVC_ATTR_PROTOCOL")
+    number = attrs.integer(nl.SVC_PROTOCOL)
     return ServiceKey(
         family=family,
         protocol=_PROTOCOL_NAMES.get(number, str(number)),
-        address=str(ipaddress.ip_address(attrs.get_attr("IPVS_SVC_ATTR_ADDR"))),
-        port=attrs.get_attr("IPVS_SVC_ATTR_PORT", 0),
+        address=_address(attrs[nl.SVC_ADDR], family),
+        port=attrs.big_endian(nl.SVC_PORT),
     )
 
 
-def service_from_nla(attrs: nla, key: ServiceKey, servers: tuple[RealServer, ...]) -> VirtualService:
-    bits = attrs.get_attr("IPVS_SVC_ATTR_FLAGS")["flags"]
+def decode_service(attrs: Attributes, key: ServiceKey, servers: tuple[RealServer, ...]) -> VirtualService:
+    bits = int.from_bytes(attrs.get(nl.SVC_FLAGS, b"")[:4], sys.byteorder)  # struct ip_vs_flags: flags, mask
     persistent = bool(bits & _SVC_F_PERSISTENT)
-    own = _counters(attrs, "IPVS_SVC_ATTR_")
     active = sum(server.counters.activeconns for server in servers if server.counters)
     inactive = sum(server.counters.inactconns for server in servers if server.counters)
     return VirtualService(
         key=key,
-        scheduler=attrs.get_attr("IPVS_SVC_ATTR_SCHED_NAME"),
+        scheduler=attrs.string(nl.SVC_SCHED_NAME),
         flags=tuple(sorted(name for bit, name in _SERVICE_FLAGS.items() if bits & bit)),
-        persistence_timeout=attrs.get_attr("IPVS_SVC_ATTR_TIMEOUT") if persistent else None,
-        persistence_prefix=_prefix(key.family, attrs.get_attr("IPVS_SVC_ATTR_NETMASK")) if persistent else None,
+        persistence_timeout=attrs.integer(nl.SVC_TIMEOUT) if persistent else None,
+        persistence_prefix=_prefix(key.family, attrs.get(nl.SVC_NETMASK)) if persistent else None,
         real_servers=servers,
-        counters=replace(own, activeconns=active, inactconns=inactive),
+        counters=_counters(attrs, nl.SVC_STATS64, nl.SVC_STATS, activeconns=active, inactconns=inactive),
     )
 
 
-def real_server_from_nla(attrs: nla) -> RealServer:
-    """An IPVS_CMD_ATTR_DEST attribute (pyroute2's ipvsmsg.dest) with its counters."""
-    forwarding = _FORWARDING_NAMES.get(attrs.get_attr("IPVS_DEST_ATTR_FWD_METHOD") & _FWD_MASK, "unknown")
-    tunnel_type = _TUNNEL_NAMES.get(attrs.get_attr("IPVS_DEST_ATTR_TUN_TYPE", 0)) if forwarding == "tun" else None
-    # The kernel sends TUN_PORT in network order; pyroute2 decodes it as a host-order u16.
-    tunnel_port = socket.ntohs(attrs.get_attr("IPVS_DEST_ATTR_TUN_PORT", 0)) if tunnel_type == "gue" else None
+def decode_real_server(attrs: Attributes, service_family: int) -> RealServer:
+    """An IPVS_CMD_ATTR_DEST attribute with its counters."""
+    forwarding = _FORWARDING_NAMES.get(attrs.integer(nl.DEST_FWD_METHOD) & _FWD_MASK, "unknown")
+    tunnel_type = _TUNNEL_NAMES.get(attrs.integer(nl.DEST_TUN_TYPE)) if forwarding == "tun" else None
+    # A tunnel may cross families, so a destination names its own (kernel 3.18+).
+    family = _AF_TO_FAMILY.get(attrs.integer(nl.DEST_ADDR_FAMILY), service_family)
     return RealServer(
-        address=str(ipaddress.ip_address(attrs.get_attr("IPVS_DEST_ATTR_ADDR"))),
-        port=attrs.get_attr("IPVS_DEST_ATTR_PORT", 0),
-        weight=attrs.get_attr("IPVS_DEST_ATTR_WEIGHT"),
+        address=_address(attrs[nl.DEST_ADDR], family),
+        port=attrs.big_endian(nl.DEST_PORT),
+        weight=attrs.integer(nl.DEST_WEIGHT),
         forwarding=forwarding,
-        upper_threshold=attrs.get_attr("IPVS_DEST_ATTR_U_THRESH", 0),
-        lower_threshold=attrs.get_attr("IPVS_DEST_ATTR_L_THRESH", 0),
+        upper_threshold=attrs.integer(nl.DEST_U_THRESH),
+        lower_threshold=attrs.integer(nl.DEST_L_THRESH),
         tunnel_type=tunnel_type,
-        tunnel_port=tunnel_port,
-        counters=replace(
-            _counters(attrs, "IPVS_DEST_ATTR_"),
-            activeconns=attrs.get_attr("IPVS_DEST_ATTR_ACTIVE_CONNS", 0),
-            inactconns=attrs.get_attr("IPVS_DEST_ATTR_INACT_CONNS", 0),
+        tunnel_port=attrs.big_endian(nl.DEST_TUN_PORT) if tunnel_type == "gue" else None,
+        counters=_counters(
+            attrs,
+            nl.DEST_STATS64,
+            nl.DEST_STATS,
+            activeconns=attrs.integer(nl.DEST_ACTIVE_CONNS),
+            inactconns=attrs.integer(nl.DEST_INACT_CONNS),
         ),
     )
 
 
-def _counters(attrs: nla, prefix: str) -> Counters:
+def _counters(attrs: Attributes, stats64: int, stats32: int, activeconns: int, inactconns: int) -> Counters:
     # STATS64 (kernel 4.1+) does not wrap; STATS is the 32-bit fallback.
-    stats = attrs.get_attr(prefix + "STATS64") or attrs.get_attr(prefix + "STATS")
-    if stats is None:
-        return Counters()
-    names = ("conns", "inpkts", "outpkts", "inbytes", "outbytes", "cps", "inpps", "outpps", "inbps", "outbps")
-    return Counters(**{name: stats.get_attr(f"IPVS_STATS_ATTR_{name.upper()}", 0) for name in names})
+    stats = attrs.nested(stats64) or attrs.nested(stats32) or Attributes()
+    totals = {name: stats.integer(number) for number, name in enumerate(nl.STATS_NAMES, start=1)}
+    return Counters(**totals, activeconns=activeconns, inactconns=inactconns)
 
 
-def _prefix(family: int, netmask: str | None) -> int:
+def _prefix(family: int, netmask: bytes | None) -> int:
     """The persistence netmask as a prefix length.
 
-    IPv4 services carry a dotted netmask. IPv6 services carry the prefix length itself as a
-    host-order u32 in the same attribute, which pyroute2 decodes as if it were an IPv4 address.
+    IPv4 services carry a network-order netmask. IPv6 services carry the prefix length itself as
+    a host-order u32 in the same attribute.
     """
     if netmask is None:
         return 32 if family == 4 else 128
     if family == 4:
-        return ipaddress.IPv4Network(f"0.0.0.0/{netmask}").prefixlen
-    return int.from_bytes(socket.inet_aton(netmask), sys.byteorder)
+        return ipaddress.IPv4Network(f"0.0.0.0/{ipaddress.IPv4Address(netmask[:4])}").prefixlen
+    return int.from_bytes(netmask[:4], sys.byteorder)

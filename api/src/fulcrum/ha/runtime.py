@@ -28,6 +28,9 @@ from fulcrum.settings import Settings
 from fulcrum.telemetry.hub import Telemetry
 
 PUSH_RETRY_SECONDS = 60.0  # a push the peer could not apply is retried after this (or on "sync now")
+# Failed requests in a row before the peer counts as unreachable. One slow answer is not an outage:
+# with both VMs of the lab sharing two busy CPUs, single polls timed out while the pair was in sync.
+PEER_MISSES_TO_UNREACHABLE = 3
 
 
 @dataclass
@@ -45,6 +48,7 @@ class PeerCache:
     last_seen: datetime | None = None
     reachable: bool | None = None  # None: not asked yet
     unreachable_since: datetime | None = None
+    misses: int = 0  # failed requests since the last answer
 
 
 @dataclass
@@ -86,11 +90,16 @@ class HaRuntime:
             self.peer.last_seen = utcnow()
             self.peer.reachable = True
             self.peer.unreachable_since = None
+            self.peer.misses = 0
         if was is False:
             events.emit(self.telemetry, "ha.peer_reachable", Severity.INFO, f"peer {status.name} answers again")
 
     def peer_failed(self, name: str, problem: str) -> None:
+        """A request to the peer failed; after PEER_MISSES_TO_UNREACHABLE in a row it is unreachable."""
         with self.lock:
+            self.peer.misses += 1
+            if self.peer.misses < PEER_MISSES_TO_UNREACHABLE:
+                return
             was = self.peer.reachable
             self.peer.reachable = False
             if was is not False:
