@@ -32,7 +32,7 @@ import pytest
 import lab
 from bench import clients, cpu, ipvsproc, responder, results
 from bench.results import spread
-from lab import ipvs
+from lab import client, ipvs
 
 pytestmark = [pytest.mark.kernel, pytest.mark.bench_part("schedulers"), pytest.mark.timeout(3600)]
 
@@ -241,6 +241,17 @@ def test_knee(web):
 PROFILES = ("equal", "hetero")
 
 
+def slow_backend_latency(env, backend, requests: int = 3) -> list[float]:
+    """Milliseconds for single GETs from a client straight to the slowed backend, one at a time."""
+    times = []
+    for _ in range(requests):
+        started = time.monotonic()
+        reply = client.http_get(env.clients[0], backend.address, PORT, timeout=30)
+        assert reply.status == 200, f"{backend.role} answered {reply.status}"
+        times.append(round((time.monotonic() - started) * 1000, 1))
+    return times
+
+
 def test_every_scheduler(web):
     env = web
     knee = env.sched["knee"]
@@ -257,8 +268,12 @@ def test_every_scheduler(web):
             delay = SLOW_WORKERS / capacity
             env.servers[f"b3:{PORT}"] = responder.start(b3, PORT, delay=delay, workers=SLOW_WORKERS)
             weights = {b1.address: 100, b2.address: 100, b3.address: 50}
+            direct_ms = slow_backend_latency(env, b3)
             env.sched["slow_backend"] = {"host": "b3", "workers": SLOW_WORKERS, "delay_ms": delay * 1000,
-                                         "capacity_rps": capacity, "mechanism": "haproxy maxconn + lua core.msleep"}
+                                         "capacity_rps": capacity, "mechanism": "haproxy maxconn + lua core.msleep",
+                                         "direct_ms": direct_ms}
+            # The premise of the profile: the last run's b3 was silently not slowed at all.
+            assert min(direct_ms) >= 0.8 * delay * 1000, f"b3 answers in {direct_ms} ms, not {delay * 1000:.0f} ms"
         else:
             env.servers[f"b3:{PORT}"] = responder.start(b3, PORT)
             weights = {b.address: 100 for b in env.nat}
