@@ -19,6 +19,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for the bench package
+
+from bench.formatting import fmt, pct, pm, rng, table  # noqa: E402
+from bench.verdict import verdict  # noqa: E402
+
 PARTS = {
     "schedulers": "1. Scheduler comparison",
     "health": "2. Health-check detection",
@@ -45,37 +50,6 @@ SEED_RESPONSE = {2000: {"rr": 1038.7, "wrr": 830.5, "lc": 1028.8, "wlc": 826.7, 
 def load(data: Path, name: str):
     path = data / f"{name}.json"
     return json.loads(path.read_text()) if path.exists() else None
-
-
-def fmt(value, digits: int = 1) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:,.{digits}f}"
-    return f"{value:,}" if isinstance(value, int) else str(value)
-
-
-def pm(s: dict | None, digits: int = 1, scale: float = 1.0) -> str:
-    """mean ± sample stdev (n) from a results.spread() dict."""
-    if not s or not s.get("n"):
-        return "–"
-    return f"{s['mean'] * scale:,.{digits}f} ± {s['stdev'] * scale:,.{digits}f}"
-
-
-def pct(value: float | None) -> str:
-    return "–" if value is None else f"{value:.0%}"
-
-
-def rng(s: dict | None, digits: int = 1, scale: float = 1.0) -> str:
-    if not s or not s.get("n"):
-        return "–"
-    return f"{s['median'] * scale:,.{digits}f} ({s['min'] * scale:,.{digits}f}–{s['max'] * scale:,.{digits}f})"
-
-
-def table(header: list[str], rows: list[list]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return lines + [""]
 
 
 def failures(run: Path) -> dict[str, str]:
@@ -199,60 +173,6 @@ def schedulers(data: dict, run: Path) -> list[str]:
     return out + [""]
 
 
-def verdict(blocks: list[dict], knee: dict) -> list[str]:
-    """Per profile and rate: the schedulers whose replies/s cannot be told apart from the leader's
-    (their best repetition reaches the leader's worst), the lowest p99 among them, and where wrr
-    stands. Then a count over all conditions."""
-    lines, tally, crowd = [], {"holds": [], "tied": [], "fails": []}, []
-    for profile in ("equal", "hetero"):
-        pblocks = [b for b in blocks if b["profile"] == profile]
-        for i, rate in enumerate(knee.get("rates", [])):
-            cells = {b["scheduler"]: b["levels"][i]["summary"] for b in pblocks if i < len(b["levels"])}
-            cells = {name: s for name, s in cells.items() if s["reply_rate"].get("n")}
-            if "wrr" not in cells:
-                continue
-            leader = max(cells, key=lambda n: cells[n]["reply_rate"]["mean"])
-            floor = cells[leader]["reply_rate"]["min"]
-            top = sorted(n for n, s in cells.items() if s["reply_rate"]["max"] >= floor)
-            p99 = {n: cells[n]["conn_ms_p99"].get("mean") for n in top if cells[n]["conn_ms_p99"].get("n")}
-            fastest = min(p99, key=p99.get) if p99 else None
-            wrr = cells["wrr"]
-            condition = f"{profile} at {fmt(rate)} conn/s"
-            crowd.append((len(top), len(cells)))
-            # wrr wins outright only if it alone tops replies/s, or its worst p99 beats every other
-            # top scheduler's best: overlapping spreads are a tie, whatever the means say.
-            others = [cells[n]["conn_ms_p99"] for n in top if n != "wrr" and cells[n]["conn_ms_p99"].get("n")]
-            clear_p99 = wrr["conn_ms_p99"].get("n") and all(wrr["conn_ms_p99"]["max"] < o["min"] for o in others)
-            if top == ["wrr"] or ("wrr" in top and clear_p99):
-                tally["holds"].append(condition)
-                status = "holds"
-            elif "wrr" in top:
-                tally["tied"].append(condition)
-                status = ("tie: wrr cannot be told apart from the others in the top group (replies/s within the "
-                          "leader's spread, p99 ranges overlapping or worse)")
-            else:
-                tally["fails"].append(condition)
-                status = "does not hold"
-            lines.append(f"- {condition}: top by replies/s ({leader} {cells[leader]['reply_rate']['mean']:.1f}/s, "
-                         f"and those within its spread): {', '.join(top)}; lowest p99 among them: {fastest} "
-                         f"({fmt(p99.get(fastest), 0)} ms); wrr {wrr['reply_rate']['mean']:.1f}/s, p99 "
-                         f"{fmt(wrr['conn_ms_p99'].get('mean'), 0)} ms: **{status}**.")
-    total = sum(len(v) for v in tally.values())
-    if total:
-        lines.append("")
-        lines.append(f"**Conclusion:** \"wrr is best\" holds in {len(tally['holds'])} of {total} conditions"
-                     + (f" ({'; '.join(tally['holds'])})" if tally["holds"] else "")
-                     + f", is a tie in {len(tally['tied'])}"
-                     + f" and does not hold in {len(tally['fails'])}"
-                     + (f" ({'; '.join(tally['fails'])})" if tally["fails"] else "") + ". "
-                     f"The top group (schedulers whose replies/s cannot be told apart from the leader's) had "
-                     f"{min(c[0] for c in crowd)} to {max(c[0] for c in crowd)} members of the "
-                     f"{max(c[1] for c in crowd)} schedulers measured per condition: "
-                     "differences smaller than the repetitions' spread are not results, which is what the seed's "
-                     "single runs could not show.")
-    return lines or ["No data to judge."]
-
-
 def scheduler_plots(pblocks: list[dict], knee: dict, profile: str, run: Path) -> list[str]:
     names = [b["scheduler"] for b in pblocks]
     rates = knee.get("rates", [])
@@ -339,10 +259,20 @@ def health(data: dict, run: Path) -> list[str]:
 # --- 3 -----------------------------------------------------------------------------------------------
 
 
+def _history_bytes(services: int, backends: int) -> int:
+    """What the API's statistics history holds for that many services and backends, full."""
+    from fulcrum.telemetry import history as h
+
+    per_service = (h.SERVICE_FINE_SECONDS + h.COARSE_POINTS) * h.POINT_BYTES
+    per_backend = (h.BACKEND_FINE_SECONDS + h.COARSE_POINTS) * h.POINT_BYTES
+    return services * per_service + backends * per_backend
+
+
 def control_plane(data: dict, run: Path) -> list[str]:
     out = ["Measured: `POST /revisions` wall time (returns once the engine has rendered, validated with "
            "`keepalived -t` and `nft -c`, swapped files, reloaded keepalived and read IPVS back until it "
-           "matched); independently, when /proc/net/ip_vs held every real server (polled every 50 ms); "
+           "matched); independently, when /proc/net/ip_vs held every real server (polled every 50 ms, every 0.5 s "
+           "from 500 real servers on); "
            "keepalived's reload = the engine's reload + read-back steps for a one-weight change at that size "
            "(n times, shown per row); memory from /proc/PID/status after them. Backends: health check `none` "
            "(no checker traffic), services of up to "
@@ -355,16 +285,31 @@ def control_plane(data: dict, run: Path) -> list[str]:
                      fmt(c["kernel_matched_seconds"], 2), fmt(c["steps"].get("validate_keepalived"), 2),
                      fmt(c["reload_and_readback_seconds"], 2),
                      f"{pm(level['reload_seconds'], 2)} (n={level['reload_seconds'].get('n', 0)})",
+                     pm(level.get("reload_commit_seconds"), 2),
                      fmt(level["api_memory_kb"].get("VmRSS", 0) / 1024, 0), fmt(level["api_memory_kb"].get("VmHWM", 0) / 1024, 0),
                      fmt(sum(m.get("VmRSS", 0) for m in ka.values()) / 1024, 1),
                      "yes" if level["survived"] else "**no**"])
     out += table(["backends", "services", "API edits [s]", "commit [s]", "kernel matched [s]", "keepalived -t [s]",
-                  "reload+read-back [s]", "reload, one change [s]", "API RSS [MB]", "API peak [MB]",
+                  "reload+read-back [s]", "one change: reload+read-back [s]", "one change: commit [s]",
+                  "API RSS [MB]", "API peak [MB]",
                   "keepalived RSS [MB]", "VIP connection survived"], rows)
     if data.get("teardown"):
         t = data["teardown"]
         out += [f"Removing them all again: commit {fmt(t['commit_seconds'], 2)} s, kernel matched after "
                 f"{fmt(t['kernel_matched_seconds'], 2)} s.", ""]
+    commits = [c for level in data["sizes"] for c in (level["commit"], *level.get("reloads", []))]
+    warned = [c for c in commits if c.get("warning_count")]
+    if any("warning_count" in c for c in commits):
+        out += [f"The read-back waits up to 3 s more (the engine's `readback_settle`) once IPVS matches while real "
+                f"servers are down or not yet checked: {len(warned)} of {len(commits)} commits here reported such"
+                + (f", e.g. \"{warned[0]['warnings'][0]}\"" if warned and warned[0].get("warnings") else "") + ".", ""]
+    if data["sizes"]:
+        largest = data["sizes"][-1]
+        history = _history_bytes(largest["services"], largest["backends"] + data.get("base_real_servers", 0))
+        out += [f"The API's memory grows with the statistics history it keeps for every service and backend, "
+                f"bounded by design (api/src/fulcrum/telemetry/history.py): for these {largest['services']} services "
+                f"and the {fmt(largest['backends'] + data.get('base_real_servers', 0))} real servers in IPVS then, "
+                f"{history / 2**20:.0f} MB of the {largest['api_memory_kb'].get('VmRSS', 0) / 1024:.0f} MB measured.", ""]
     out += ["Reference: " + data.get("reference", "") + ".", ""]
     sizes = [level["backends"] for level in data["sizes"]]
     if sizes:
@@ -374,7 +319,7 @@ def control_plane(data: dict, run: Path) -> list[str]:
                      label="kernel matched")
         axes[0].errorbar(sizes, [level["reload_seconds"].get("mean", 0) for level in data["sizes"]],
                          yerr=[level["reload_seconds"].get("stdev", 0) for level in data["sizes"]], fmt="^:",
-                         label="keepalived reload, one change")
+                         label="reload + read-back, one change")
         axes[1].plot(sizes, [level["api_memory_kb"].get("VmRSS", 0) / 1024 for level in data["sizes"]], "o-", label="API RSS")
         for ax in axes:
             ax.set_xscale("log")
