@@ -23,12 +23,14 @@ help:
 	@echo "make vm-image     build image/out/fulcrum.qcow2; make vm boots it (dashboard on https://127.0.0.1:8443)"
 	@echo "make image        the Buildroot release build (needs upstream network access)"
 	@echo "make buildroot-check BUILDROOT_SRC=DIR   check the Buildroot tree against a Buildroot source"
+	@echo "make kernel-fragment-check   the Buildroot kernel fragment through a Linux source's kconfig (in make test)"
 
 setup:
 	@scripts/setup-host
 
 test: setup
 	$(MAKE) test-host
+	$(MAKE) kernel-fragment-check
 	$(MAKE) test-webui
 	$(MAKE) test-kernel
 	$(MAKE) test-webui-lab
