@@ -178,7 +178,8 @@ test('HA: the standby says where to edit, and refuses an edit with that banner',
 test('HA: a peer that stops answering raises an alarm; unpairing still works', async ({ page }) => {
   await stopPeer();
   await login(page, ADMIN);
-  const alarm = page.getByText('Peer lb2 is unreachable');
+  // exact: the event may also arrive live, as a toast ("peer lb2 is unreachable: ...").
+  const alarm = page.getByText('Peer lb2 is unreachable', { exact: true });
   await expect(alarm).toBeVisible({ timeout: 30_000 });
   await shoot(page, 'overview-peer-unreachable', { phone: false });
   await nav(page, 'High availability');
