@@ -149,7 +149,7 @@ class Bench:
         for _ in range(SESSIONS):
             sock = client.hold_tcp(self.pair.client, FRONT_VIPS[0], ECHO_PORT, timeout=5)
             for n in range(5):
-                _echo(sock, f"before {n}\n".encode())
+                client.exchange(sock, f"before {n}\n".encode())
             sessions.append(sock)
         ports = {f"{sock.getsockname()[1]:04X}" for sock in sessions}
 
@@ -222,19 +222,11 @@ class TimerSlip:
         self._thread.join()
 
 
-def _echo(sock: socket.socket, payload: bytes) -> bytes:
-    sock.sendall(payload)
-    got = b""
-    while len(got) < len(payload) and (chunk := sock.recv(65536)):
-        got += chunk
-    return got
-
-
 def _still_echoes(sock: socket.socket) -> bool:
     """One more exchange on a session opened before the failure; closes it."""
     try:
         sock.settimeout(5)
-        return _echo(sock, b"after\n") == b"after\n"
+        return client.exchange(sock, b"after\n") == b"after\n"
     except OSError:
         return False
     finally:

@@ -118,14 +118,7 @@ def test_commit_to_kernel_at_size(env):
     def survives(tag: str) -> bool:
         payload = f"ping {tag}\n".encode()
         try:
-            held.sendall(payload)
-            received = b""
-            while len(received) < len(payload):
-                chunk = held.recv(4096)
-                if not chunk:
-                    break
-                received += chunk
-            return received == payload
+            return client.exchange(held, payload) == payload
         except OSError:
             return False
 

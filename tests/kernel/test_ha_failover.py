@@ -140,21 +140,10 @@ def _conn_entries(node: Node, client_port: int) -> list[str]:
     return [line for line in table.splitlines()[1:] if line.split()[2] == f"{client_port:04X}"]
 
 
-def _echo(sock: socket.socket, payload: bytes) -> bytes:
-    sock.sendall(payload)
-    got = b""
-    while len(got) < len(payload):
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        got += chunk
-    return got
-
-
 def _assert_reset(sock: socket.socket) -> None:
     """The session did not survive the failover: the next exchange is reset or closed. Closes it."""
     with pytest.raises(OSError):
-        if not _echo(sock, b"after the failover\n"):
+        if not client.exchange(sock, b"after the failover\n"):
             raise ConnectionResetError("closed by the peer")
     sock.close()
 
@@ -162,7 +151,7 @@ def _assert_reset(sock: socket.socket) -> None:
 def _session(pair: HaPair, port: int) -> tuple[socket.socket, int]:
     sock = client.hold_tcp(pair.client, FRONT_VIPS[0], port, timeout=5)
     for n in range(5):  # IPVS syncs a connection from its 3rd packet on (sync_threshold 3 50)
-        assert _echo(sock, f"before {n}\n".encode()) == f"before {n}\n".encode()
+        assert client.exchange(sock, f"before {n}\n".encode()) == f"before {n}\n".encode()
     return sock, sock.getsockname()[1]
 
 
@@ -172,10 +161,10 @@ def test_an_echo_session_survives_failover_with_connection_sync(pair):
     sock, port = _session(pair, ECHO_PORT)
     lab.wait_until(lambda: _conn_entries(new, port), 30, what=f"the standby {new.name} to hold the synced connection")
     takeover(pair, old, lambda: pair.link(old, "eth0", up=False), what="eth0 down, echo session open")
-    assert _echo(sock, b"after the failover\n") == b"after the failover\n"
+    assert client.exchange(sock, b"after the failover\n") == b"after the failover\n"
     pair.link(old, "eth0", up=True)
     stays_backup(pair, old)
-    assert _echo(sock, b"still there\n") == b"still there\n"
+    assert client.exchange(sock, b"still there\n") == b"still there\n"
     sock.close()
 
 
@@ -199,7 +188,7 @@ def test_without_connection_sync_the_echo_session_breaks(pair):
         # A master daemon flushes its buffer at least every 2 s: watch longer than that.
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
-            _echo(sock, b"more\n")
+            client.exchange(sock, b"more\n")
             assert not _conn_entries(new, port), f"sync is off, yet {new.name} holds the connection"
             time.sleep(0.2)
         takeover(pair, old, lambda: pair.link(old, "eth0", up=False), what="eth0 down, sync off")

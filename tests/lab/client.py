@@ -95,14 +95,20 @@ def hold_tcp(ns, address: str, port: int, *, source: str | None = None, timeout:
     return sock
 
 
+def exchange(sock: socket.socket, payload: bytes) -> bytes:
+    """Send payload on an open connection and return what comes back (as much as was sent, less
+    if the peer closes first)."""
+    sock.sendall(payload)
+    received = b""
+    while len(received) < len(payload) and (chunk := sock.recv(65536)):
+        received += chunk
+    return received
+
+
 def tcp_echo(ns, address: str, port: int, payload: bytes = b"ping", *, source: str | None = None, timeout: float = 5) -> bytes:
     """Send payload on a new connection and return what comes back (as much as was sent)."""
     with connect_tcp(ns, address, port, source=source, timeout=timeout) as sock:
-        sock.sendall(payload)
-        received = b""
-        while len(received) < len(payload) and (chunk := sock.recv(65536)):
-            received += chunk
-        return received
+        return exchange(sock, payload)
 
 
 def udp_request(ns, address: str, port: int, payload: bytes = b"ping", *, source: str | None = None, timeout: float = 5) -> str:
