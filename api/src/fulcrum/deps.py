@@ -14,6 +14,7 @@ from fulcrum.models import Role, User
 from fulcrum.services import audit, auth
 from fulcrum.apply.client import Applier
 from fulcrum.services.revisions import commit_lock
+from fulcrum.settings import Settings
 
 SESSION_COOKIE = "fulcrum_session"
 
@@ -65,6 +66,13 @@ def get_actor(request: Request, user: CurrentUser) -> audit.Actor:
 
 
 ActorDep = Annotated[audit.Actor, Depends(get_actor)]
+
+
+def get_app_settings(request: Request) -> Settings:
+    return request.app.state.settings  # type: ignore[no-any-return]
+
+
+SettingsDep = Annotated[Settings, Depends(get_app_settings)]
 
 
 def get_applier(request: Request) -> Applier:

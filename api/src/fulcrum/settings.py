@@ -62,6 +62,9 @@ class Settings(BaseSettings):
     node_health_rise: int = Field(default=2, ge=1, le=10)
     keepalived_checkers_pidfile: Path | None = None  # default: beside keepalived_pidfile
 
+    # The console menu's password protection (services/console_access.py): present means on.
+    console_password_file: Path | None = None  # default: data_dir / "console-password"
+
     @model_validator(mode="after")
     def _defaults(self) -> "Settings":
         state = self.state_dir or self.data_dir / "state"
@@ -70,6 +73,7 @@ class Settings(BaseSettings):
         self.nftables_conf = self.nftables_conf or state / "fulcrum.nft"
         self.keepalived_pidfile = self.keepalived_pidfile or state / "keepalived.pid"
         self.maintenance_file = self.maintenance_file or state / "maintenance"
+        self.console_password_file = self.console_password_file or self.data_dir / "console-password"
         if self.database_url is None:
             self.database_url = f"sqlite:///{self.data_dir / 'fulcrum.db'}"
         return self
