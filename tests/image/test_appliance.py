@@ -1,7 +1,8 @@
 """End to end on the appliance image, under software emulation: first boot on a read-only root,
 first-run setup, a service committed to the kernel's IPVS, the console menu (static address,
-password reset), persistence across a reboot (configuration, machine ID, journal), and a factory
-reset back to first-run state; after every boot, no unit has failed.
+password reset), persistence across a reboot (configuration, machine ID, journal), console
+password protection turned on through the API, and a factory reset back to first-run state (an
+open console again); after every boot, no unit has failed.
 
 10 to 17 minutes on 2 cores (four boots under TCG, one with UEFI), plus `make vm-image` when its
 inputs changed (3 to 5 minutes with a warm download cache). Serial logs and timings are kept in
@@ -25,6 +26,7 @@ pytestmark = pytest.mark.image
 ADMIN = "admin"
 FIRST_PASSWORD = "first-run passphrase 1"
 CONSOLE_PASSWORD = "reset at the console 2"
+CONSOLE_LOCK_PASSWORD = "locks the console 3"
 VIP = "192.0.2.10"
 # qemu's user network: the guest is 10.0.2.15, the host (and the test's TCP backend) 10.0.2.2.
 GUEST, GATEWAY, DNS = "10.0.2.15", "10.0.2.2", "10.0.2.3"
@@ -81,7 +83,11 @@ def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int) -> None:
         assert run("cat /etc/machine-id", 30) == first_machine_id, "the machine ID changed across a reboot"
         assert run("journalctl -b -1 -q -n 1 --no-pager", 30), "the journal of the boot before the reboot is gone"
 
-    # Factory reset: everything goes, the appliance comes back asking for its first admin.
+    # Console access: once an admin turns it on, the console asks for its password first.
+    protect_console(appliance, token)
+
+    # Factory reset: everything goes, the appliance comes back asking for its first admin (and
+    # wait_for_menu sees the open console's menu: protection went with /data).
     factory_reset_from_menu(appliance)
     new_fingerprint = appliance.wait_for_menu()
     assert new_fingerprint != first_fingerprint, "factory reset kept the old TLS certificate"
@@ -231,6 +237,20 @@ def reset_password_at_console(appliance: Appliance) -> None:
     appliance.answer("Again: ", CONSOLE_PASSWORD)
     appliance.expect(f"The password of {ADMIN} is changed", 180, "the console password reset")
     appliance.expect("Choose 1-8: ", 60, "the menu")
+
+
+def protect_console(appliance: Appliance, token: str) -> None:
+    with appliance.api(token) as api:
+        answer = api.put("/node/console", json={"password_required": True, "password": CONSOLE_LOCK_PASSWORD})
+        assert answer.status_code == 200, f"turning console protection on failed: {answer.text}"
+        assert api.get("/node/console").json()["password_required"] is True
+    # The menu drawn before protection was turned on still waits: the shell chosen there must
+    # get the password prompt, not a shell.
+    appliance.choose("8")
+    appliance.answer("Console password: ", "not the console password", timeout=120)
+    appliance.expect("Wrong password.", 60, "the wrong password to be refused")
+    appliance.answer("Console password: ", CONSOLE_LOCK_PASSWORD)
+    appliance.expect("Choose 0-8: ", 60, "the menu after the right password")
 
 
 def reboot_from_menu(appliance: Appliance) -> None:
