@@ -1,0 +1,102 @@
+"""The console menu's password protection, driven on a pseudo-terminal on this host.
+
+The menu program itself (overlay/usr/lib/fulcrum/console-menu) with its password file pointed
+at a temporary one (on the appliance: /data/fulcrum/console-password, written by the API), and
+the real `openssl passwd` on both sides. The appliance's own serial console is driven the same
+way in tests/image.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+CONSOLE_MENU = Path(__file__).resolve().parents[3] / "overlay/usr/lib/fulcrum/console-menu"
+PASSWORD = "console passphrase 7"
+# Loads the program as a module so that only its password file moves; main() is the real loop.
+DRIVER = """
+import importlib.machinery, importlib.util, pathlib, sys
+loader = importlib.machinery.SourceFileLoader("console_menu", sys.argv[1])
+spec = importlib.util.spec_from_loader("console_menu", loader)
+menu = importlib.util.module_from_spec(spec)
+loader.exec_module(menu)
+menu.CONSOLE_PASSWORD = pathlib.Path(sys.argv[2])
+sys.exit(menu.main())
+"""
+
+
+def sha512_crypt(password: str) -> str:
+    return subprocess.run(["openssl", "passwd", "-6", "-stdin"], input=password + "\n", capture_output=True, text=True, check=True).stdout.strip()
+
+
+@pytest.fixture
+def password_file(tmp_path: Path) -> Path:
+    return tmp_path / "console-password"
+
+
+@pytest.fixture
+def console(password_file: Path) -> Iterator[pexpect.spawn]:
+    child = pexpect.spawn(sys.executable, ["-c", DRIVER, str(CONSOLE_MENU), str(password_file)], timeout=30, encoding="utf-8")
+    try:
+        yield child
+    finally:
+        child.close(force=True)
+
+
+def test_an_open_console_shows_the_menu_at_once(console: pexpect.spawn) -> None:
+    console.expect_exact("Choose 1-8: ")
+    assert "Console password" not in console.before
+    assert "Lock the console" not in console.before
+
+
+def test_a_protected_console_asks_first_refuses_a_wrong_password_and_never_opens_a_shell(console: pexpect.spawn, password_file: Path) -> None:
+    password_file.write_text(sha512_crypt(PASSWORD) + "\n")
+    console.expect_exact("This console is password protected")
+    console.expect_exact("Console password: ")
+    console.sendline("8")  # the shell's menu key is no way in
+    console.expect_exact("Wrong password. Try again in 3 seconds.")
+    console.sendintr()  # neither is Ctrl-C
+    console.expect_exact("Console password: ")
+    console.sendline(PASSWORD + " ")
+    console.expect_exact("Wrong password.")
+    console.expect_exact("Console password: ")
+    assert "Choose" not in console.before
+    console.sendline(PASSWORD)
+    console.expect_exact("0) Lock the console")
+    console.expect_exact("Choose 0-8: ")
+    console.sendline("0")  # locks it again
+    console.expect_exact("Console password: ")
+    assert "Choose" not in console.before
+
+
+def test_protection_turned_on_while_the_menu_waits_stops_the_chosen_action(console: pexpect.spawn, password_file: Path) -> None:
+    console.expect_exact("Choose 1-8: ")
+    password_file.write_text(sha512_crypt(PASSWORD) + "\n")
+    console.sendline("8")
+    console.expect_exact("Console password: ")
+    assert "Root shell" not in console.before
+    console.sendline(PASSWORD)
+    console.expect_exact("Choose 0-8: ")
+    # A new password (set in the dashboard) is asked for even on an unlocked console.
+    password_file.write_text(sha512_crypt("another passphrase") + "\n")
+    console.sendline("")
+    console.expect_exact("Console password: ")
+    console.sendline(PASSWORD)
+    console.expect_exact("Wrong password.")
+    console.expect_exact("Console password: ")  # getpass drops what was typed ahead
+    console.sendline("another passphrase")
+    console.expect_exact("Choose 0-8: ")
+
+
+def test_a_damaged_password_file_keeps_the_console_locked(console: pexpect.spawn, password_file: Path) -> None:
+    password_file.write_text("root::19000:0:99999:7:::\n")  # an empty shadow field is not "no password"
+    console.expect_exact("The console password file is damaged")
+    console.expect_exact("Console password: ")
+    console.sendline("")
+    console.expect_exact("Wrong password.")
+    console.expect_exact("Console password: ")
