@@ -255,6 +255,41 @@ test('firewall: a bad network at its field, the lock-out warning, then commit-co
   await expect(page.getByRole('button', { name: 'Save firewall policy' })).toHaveCount(0);
 });
 
+test('console access: the admin requires a console password; a viewer sees it and cannot change it', async ({ page }) => {
+  await login(page, ADMIN);
+  await nav(page, 'High availability');
+  const card = page.getByTestId('console-access');
+  await expect(card.getByText('Open', { exact: true })).toBeVisible();
+  await card.getByLabel('Require a password on the console').check();
+  await card.getByRole('button', { name: 'Save console access' }).click();
+  await expect(card.getByText('Set a console password: the appliance’s root account has none')).toBeVisible();
+  await card.getByLabel('Console password').fill('too short');
+  await card.getByRole('button', { name: 'Save console access' }).click();
+  await expect(card.getByText('12 characters or more', { exact: true })).toBeVisible();
+  await card.getByLabel('Console password').fill('console passphrase 1');
+  await card.getByLabel('Again').fill('console passphrase 2');
+  await card.getByRole('button', { name: 'Save console access' }).click();
+  await expect(card.getByText('The passwords differ')).toBeVisible();
+  await card.getByLabel('Again').fill('console passphrase 1');
+  await card.getByRole('button', { name: 'Save console access' }).click();
+  await expect(card.getByText('Saved: the console now asks for the password.')).toBeVisible();
+  await expect(card.getByText('Password required')).toBeVisible();
+  await expect(card.getByLabel('New console password')).toHaveValue('');
+  const stored = await (await page.request.get('/api/v1/node/console')).json();
+  expect(stored.password_required).toBe(true);
+  expect(JSON.stringify(stored)).not.toContain('console passphrase 1');
+  await shoot(page, 'console-access', { phone: false });
+
+  await page.getByRole('button', { name: 'Account menu' }).click();
+  await page.getByRole('menuitem', { name: 'Sign out' }).click();
+  await login(page, VIEWER);
+  await nav(page, 'High availability');
+  await expect(card.getByText('Password required')).toBeVisible();
+  await expect(card.getByText(/Only an administrator can change it/)).toBeVisible();
+  await expect(card.getByRole('button', { name: 'Save console access' })).toHaveCount(0);
+  await expect(card.getByLabel('Require a password on the console')).toHaveCount(0);
+});
+
 test('users: reset a password, the user changes it, then the admin deletes the account', async ({ page, browser }) => {
   test.slow(); // many steps, each waiting on the real API; the 2 cores are shared
   const temp = { username: 'temp.user', password: 'temporary passphrase 1' };

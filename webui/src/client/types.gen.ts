@@ -292,6 +292,34 @@ export type ConnSync = {
 };
 
 /**
+ * ConsoleAccess
+ */
+export type ConsoleAccess = {
+    /**
+     * Changed At
+     */
+    changed_at: string | null;
+    /**
+     * Password Required
+     */
+    password_required: boolean;
+};
+
+/**
+ * ConsoleAccessUpdate
+ */
+export type ConsoleAccessUpdate = {
+    /**
+     * Password
+     */
+    password?: string | null;
+    /**
+     * Password Required
+     */
+    password_required: boolean;
+};
+
+/**
  * DataplaneStatus
  */
 export type DataplaneStatus = {
@@ -2576,6 +2604,47 @@ export type NodePutNodeResponses = {
 };
 
 export type NodePutNodeResponse = NodePutNodeResponses[keyof NodePutNodeResponses];
+
+export type NodeGetConsoleAccessData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/node/console';
+};
+
+export type NodeGetConsoleAccessResponses = {
+    /**
+     * Successful Response
+     */
+    200: ConsoleAccess;
+};
+
+export type NodeGetConsoleAccessResponse = NodeGetConsoleAccessResponses[keyof NodeGetConsoleAccessResponses];
+
+export type NodePutConsoleAccessData = {
+    body: ConsoleAccessUpdate;
+    path?: never;
+    query?: never;
+    url: '/api/v1/node/console';
+};
+
+export type NodePutConsoleAccessErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type NodePutConsoleAccessError = NodePutConsoleAccessErrors[keyof NodePutConsoleAccessErrors];
+
+export type NodePutConsoleAccessResponses = {
+    /**
+     * Successful Response
+     */
+    200: ConsoleAccess;
+};
+
+export type NodePutConsoleAccessResponse = NodePutConsoleAccessResponses[keyof NodePutConsoleAccessResponses];
 
 export type RevisionsListRevisionsData = {
     body?: never;

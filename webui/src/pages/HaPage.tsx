@@ -7,6 +7,7 @@ import { errorMessage } from '../api/errors';
 import { createVipGroupMutation, deleteVipGroupMutation, haStatusQuery, nodeQuery, putNodeMutation, vipGroupsQuery } from '../api/queries/ha';
 import { useCan } from '../auth/useCurrentUser';
 import type { Node } from '../client/types.gen';
+import { ConsoleAccessCard } from '../components/ha/ConsoleAccessCard';
 import { PeerCard, SplitBrainAlert, ThisNodeCard } from '../components/ha/NodeCards';
 import { PairingCard } from '../components/ha/PairingCard';
 import { ConnSyncCard, TransitionsCard } from '../components/ha/PairStateCards';
@@ -18,7 +19,8 @@ import { ConfirmDeleteButton } from '../components/ConfirmDeleteButton';
 
 /**
  * The HA pair: both nodes with their roles and VRRP groups, configuration and connection sync,
- * the hand-over actions, the transitions, pairing; then the VIP groups and this node's settings.
+ * the hand-over actions, the transitions, pairing; then the VIP groups, this node's settings and
+ * its console access.
  */
 export default function HaPage() {
   const status = useQuery(haStatusQuery());
@@ -51,6 +53,7 @@ export default function HaPage() {
       )}
       <VipGroupsCard />
       <NodeSettingsCard />
+      <ConsoleAccessCard />
     </Stack>
   );
 }
