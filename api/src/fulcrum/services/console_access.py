@@ -14,6 +14,9 @@ writes keepalived's maintenance track file, in the one directory it may write:
   treats the file as data: one strictly matched `$6$salt$hash` line, checked with `openssl passwd`.
 - It is node-local by construction: not in the database, so never replicated to the HA peer nor
   part of a revision; a factory reset (which erases /data) turns it off.
+- Not root's entry in /etc/shadow checked through PAM (login, su): that file is on the read-only
+  root, the image locks root ("!*") when it is built, and a writable shadow would give every PAM
+  user of it (sshd among them) a password to accept.
 
 The password itself is never stored, logged, audited or returned; `openssl passwd -6` hashes it
 from stdin (the same tool the console checks it with, on both builds of the image).
