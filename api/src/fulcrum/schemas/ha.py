@@ -27,6 +27,8 @@ class VipGroupsList(BaseModel):
 
 
 NodeSettings = snapshot.Node
+# PATCH /node: only the fields sent change (a form that shows some settings keeps the others).
+NodeSettingsUpdate = derived_model("NodeSettingsUpdate", snapshot.Node, optional=True)
 FirewallSettings = snapshot.Firewall
 
 
