@@ -146,7 +146,7 @@ test('HA: the standby says where to edit, and refuses an edit with that banner',
   // Pairing replaced B's accounts with A's: the same admin signs in there.
   const b = await peerPage(browser);
   const banner = b.getByTestId('standby-banner');
-  await expect(banner).toContainText('Read-only here: make changes on the active node fulcrum', { timeout: 15_000 });
+  await expect(banner).toContainText('Read-only here: make changes on fulcrum', { timeout: 15_000 });
   await expect(banner.getByRole('link', { name: 'http://127.0.0.1:8124' })).toHaveAttribute('href', 'http://127.0.0.1:8124');
   await nav(b, 'Firewall');
   await b.getByLabel('Management ports').fill('22, 443, 8443');
