@@ -358,9 +358,17 @@ export type DnsQueryType = 'A' | 'AAAA' | 'NS' | 'CNAME' | 'SOA' | 'MX' | 'TXT';
  */
 export type DrillResult = {
     /**
+     * Active After
+     */
+    active_after: string | null;
+    /**
      * Connections Before
      */
     connections_before: number | null;
+    /**
+     * Handback Ms
+     */
+    handback_ms: number | null;
     /**
      * Handover Ms
      */

@@ -171,6 +171,10 @@ class DrillResult(BaseModel):
     probe_targets: list[str]
     connections_before: int | None  # IPVS connection entries here before the drill
     peer_connections_after: int | None  # and on the peer once it took over
+    # The hand-back: from leaving maintenance here until this node was BACKUP or MASTER of every
+    # group again; None: it was not within the deadline.
+    handback_ms: int | None
+    active_after: str | None  # the node MASTER of every group at the end; None: neither
     message: str
 
 
