@@ -5,8 +5,9 @@ import type { DrillResult, GroupState, HaStatus } from '../../client/types.gen';
 
 /**
  * The failover drill, in one dialog that stays open from the question to the answer: asked
- * first, then its progress while the API runs it (one request of 15 to 30 s), then the measured
- * result or the API's refusal, until the operator closes it.
+ * first, then its progress while the API runs it (one request: seconds, over 30 s when the
+ * takeover and the hand-back both time out), then the measured result or the API's refusal,
+ * until the operator closes it.
  */
 export type DrillRun =
   | { phase: 'confirm' }
