@@ -1,6 +1,5 @@
 import { defineConfig } from '@playwright/test';
-
-const port = Number(process.env.FULCRUM_E2E_PORT ?? 8124);
+import { A_NOTIFY_FIFO, A_PORT as port } from './e2e/ports';
 
 // Debian's Chromium (apt-get install chromium): browser downloads are not possible here.
 const chromium = process.env.CHROMIUM ?? '/usr/bin/chromium';
@@ -25,7 +24,7 @@ export default defineConfig({
     actionTimeout: 7_000,
   },
   webServer: {
-    command: `FULCRUM_E2E_PORT=${port} ./e2e/start-api.sh`,
+    command: `FULCRUM_E2E_PORT=${port} FULCRUM_NOTIFY_FIFO=${A_NOTIFY_FIFO} ./e2e/start-api.sh`,
     url: `http://127.0.0.1:${port}/api/v1/health`,
     reuseExistingServer: false,
     timeout: 60_000,

@@ -19,12 +19,18 @@ FRONT = {"name": "front", "virtual_router_id": 51, "addresses": ["192.0.2.100/24
 
 
 def keepalived_stand_in(stepping_down: Node, taking_over: Node) -> threading.Thread:
-    """Once `stepping_down`'s maintenance file holds 1: it goes FAULT, the other MASTER."""
+    """Once `stepping_down`'s maintenance file holds 1: it goes FAULT, the other MASTER; once it
+    holds 0 again, it comes back as BACKUP (no preemption)."""
+
+    def maintenance(value: str) -> bool:
+        return stepping_down.maintenance_file.exists() and stepping_down.maintenance_file.read_text().strip() == value
 
     def react() -> None:
-        wait_for("the maintenance file", lambda: stepping_down.maintenance_file.exists() and stepping_down.maintenance_file.read_text().strip() == "1", 60, 0.02)
+        wait_for("the maintenance file", lambda: maintenance("1"), 60, 0.02)
         stepping_down.vrrp("front", "FAULT", 0)
         taking_over.vrrp("front", "MASTER")
+        wait_for("the maintenance file cleared", lambda: maintenance("0"), 60, 0.02)
+        stepping_down.vrrp("front", "BACKUP")
 
     thread = threading.Thread(target=react, daemon=True)
     thread.start()
@@ -54,7 +60,6 @@ def test_make_active_and_the_drill_move_the_active_role_and_clean_up(tmp_path: P
         steps = [(e["detail"]["enabled"], e["detail"]["by"]) for e in alpha.get("/events?kind=ha.maintenance")["data"]]
         assert steps == [(False, "peer:beta"), (True, "peer:beta")]
         assert beta.status()["node"]["role"] == "active"
-        alpha.vrrp("front", "BACKUP")  # keepalived: back from FAULT, the peer holds the VIPs (nopreempt)
         wait_for("alpha to see beta active", lambda: alpha.status()["node"]["writer"] is False)
 
         # The drill from beta: it steps down, alpha takes over, beta comes back as BACKUP.
@@ -67,6 +72,8 @@ def test_make_active_and_the_drill_move_the_active_role_and_clean_up(tmp_path: P
         assert drill["probe_total"] > 0 and 0 <= drill["probe_failed"] <= drill["probe_total"]
         assert "whether or not it holds them" in drill["message"]  # the probe's limit is said
         assert drill["connections_before"] is None  # no IPVS on this host: not measured, not zero
+        # The hand-back: beta left maintenance and is BACKUP again; alpha keeps the VIPs (no preempt).
+        assert drill["handback_ms"] is not None and drill["handback_ms"] >= 0 and drill["active_after"] == "alpha", drill
         assert beta.maintenance_file.read_text().strip() == "0"
         event = beta.get("/events?kind=ha.drill")["data"][0]
         assert event["message"].startswith(f"failover drill to alpha: taken over in {drill['handover_ms']} ms")

@@ -82,3 +82,69 @@ test('a newcomer creates a working service on the demo pair and watches its traf
   await shot(peer, 'newcomer-5-standby');
   await peer.close();
 });
+
+/** The role badge on a node's HA page: this node's, or the peer's. */
+function roleOf(page: Page, card: 'this-node' | 'peer-node') {
+  return page.getByTestId(card).getByTestId('role');
+}
+
+test('the roles, the banner and the drill follow the data plane', async ({ page, browser }) => {
+  // Observations are soft assertions, so one run of this slow lab reports every one that fails;
+  // the steps (the clicks) stop the test.
+  // lb1 holds the VIPs; it shows lb2 as the standby (Mantine renders the badges in capitals).
+  await login(page, ADMIN);
+  await expect.soft(page.getByTestId('ha-card-role')).toHaveText('active', { timeout: 60_000 });
+  await expect.soft(page.getByTestId('ha-card-peer-role')).toHaveText('standby', { timeout: 60_000 });
+  await expect.soft(page.getByTestId('ha-card-peer-role')).toHaveCSS('text-transform', 'uppercase');
+  await nav(page, 'High availability');
+  await expect.soft(roleOf(page, 'this-node')).toHaveText('active');
+  await expect.soft(roleOf(page, 'peer-node')).toHaveText('standby');
+  await expect.soft(page.getByTestId('standby-banner')).toHaveCount(0);
+
+  // The drill from lb1's dashboard: progress, then the measured result, which stays.
+  await page.getByRole('button', { name: 'Failover drill…' }).click();
+  const drill = page.getByRole('dialog', { name: 'Failover drill' });
+  await drill.getByRole('button', { name: 'Run the drill' }).click();
+  await expect.soft(drill.getByTestId('drill-progress')).toBeVisible();
+  await expect.soft(drill.getByTestId('drill-refusal')).toHaveCount(0);
+  await expect.soft(drill.getByTestId('drill-result')).toBeVisible({ timeout: 120_000 });
+  await expect.soft(drill.getByTestId('drill-handover')).toHaveText(/^Time until lb2 held every VIP group: \d+ ms\.$/);
+  await expect.soft(drill.getByTestId('drill-probe')).toHaveText(/^Requests probed: [1-9]\d*, failed: \d+ \(connects to .*10\.77\.0\.101:8080.*\)\.$/);
+  await expect.soft(drill.getByTestId('drill-connections')).toHaveText(/^Connection-sync entries: \d+ on lb1 before, \d+ on lb2 after\.$/);
+  await expect.soft(drill.getByTestId('drill-handback')).toHaveText(/^Hand-back: lb1 left maintenance and was ready again after \d+ ms\. lb2 holds the VIPs now\.$/);
+  // The probe runs on lb1, whose own IPVS answers the VIPs wherever they are: the result says so.
+  await expect.soft(drill.getByTestId('drill-notes')).toContainText('whether or not it holds them');
+  await shot(page, 'newcomer-6-drill');
+  await drill.getByRole('button', { name: 'Close' }).click();
+  await expect(drill).toBeHidden();
+
+  // Maintenance on lb1: lb2 holds the VIPs (it already does after the drill: no preemption).
+  await expect(page.getByRole('button', { name: 'Maintenance…' })).toBeVisible();
+  await page.getByRole('button', { name: 'Maintenance…' }).click();
+  const ask = page.getByRole('dialog', { name: 'Put lb1 into maintenance?' });
+  await ask.getByRole('button', { name: 'Enter maintenance', exact: true }).click();
+  await expect.soft(roleOf(page, 'this-node')).toHaveText('maintenance', { timeout: 60_000 });
+  await expect.soft(roleOf(page, 'peer-node')).toHaveText('active', { timeout: 60_000 });
+  // lb1's banner sends the operator to lb2, the active node, never to itself.
+  await expect.soft(page.getByTestId('standby-banner')).toContainText('Read-only here: make changes on the active node lb2', { timeout: 60_000 });
+  await shot(page, 'newcomer-7-lb1-maintenance');
+
+  // lb2's own dashboard: lb2 active, no read-only banner, lb1 in maintenance, no unknown role.
+  const lb2 = await browser.newPage({ baseURL: PEER_URL });
+  await login(lb2, ADMIN);
+  await expect.soft(lb2.getByTestId('ha-card-role')).toHaveText('active', { timeout: 60_000 });
+  await expect.soft(lb2.getByTestId('ha-card-peer-role')).toHaveText('maintenance', { timeout: 60_000 });
+  await expect.soft(lb2.getByText('This node (lb2) does not know its VRRP role')).toHaveCount(0);
+  await expect.soft(lb2.getByTestId('standby-banner')).toHaveCount(0);
+  await nav(lb2, 'High availability');
+  await expect.soft(roleOf(lb2, 'this-node')).toHaveText('active');
+  await expect.soft(roleOf(lb2, 'peer-node')).toHaveText('maintenance');
+  await expect.soft(lb2.getByTestId('standby-banner')).toHaveCount(0);
+  await shot(lb2, 'newcomer-8-lb2-active');
+  await lb2.close();
+
+  // Leave the pair as it was found: lb1 out of maintenance (as the standby now).
+  await page.getByRole('button', { name: 'End maintenance' }).click();
+  await page.getByRole('dialog', { name: 'Take lb1 out of maintenance?' }).getByRole('button', { name: 'End maintenance', exact: true }).click();
+  await expect.soft(roleOf(page, 'this-node')).toHaveText('standby', { timeout: 60_000 });
+});

@@ -1,19 +1,21 @@
 import { expect, test, type Browser, type Page } from '@playwright/test';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ADMIN, login, nav, setTheme, shoot } from './helpers';
+import { A_NOTIFY_FIFO, A_PORT, B_PORT } from './ports';
 
-// Two real APIs on this host: A (the Playwright web server, port 8124) and B, started here so a
+// Two real APIs on this host: A (the Playwright web server, A_PORT) and B, started here so a
 // step can stop it. No keepalived runs here, so neither node is VRRP MASTER: the one-writer rule
 // falls back to priority, and B (priority 50) is the standby.
 test.describe.configure({ mode: 'serial' });
 // Two APIs on 2 shared cores, and the watcher's 2 s rounds: every step gets three times the time.
 test.slow();
 
-const A = `http://127.0.0.1:${Number(process.env.FULCRUM_E2E_PORT ?? 8124)}`;
-const B_PORT = Number(process.env.FULCRUM_E2E_PEER_PORT ?? 8125);
+const A = `http://127.0.0.1:${A_PORT}`;
 const B = `http://127.0.0.1:${B_PORT}`;
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 const here = dirname(fileURLToPath(import.meta.url));
 let peer: ChildProcess | null = null;
 
@@ -72,6 +74,25 @@ async function confirm(page: Page, title: string | RegExp, button: string) {
   await expect(dialog).toBeHidden();
 }
 
+async function tokenFor(origin: string): Promise<string> {
+  const answer = await fetch(`${origin}/api/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(ADMIN) });
+  expect(answer.status).toBe(200);
+  return (await answer.json()).token;
+}
+
+async function call(origin: string, method: string, path: string, body?: unknown): Promise<Response> {
+  return fetch(`${origin}/api/v1${path}`, {
+    method,
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${await tokenFor(origin)}` },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+/** Report a VRRP state of A's as keepalived does, through its notify FIFO. */
+function reportVrrp(group: string, state: 'MASTER' | 'BACKUP' | 'FAULT') {
+  writeFileSync(A_NOTIFY_FIFO, `INSTANCE "VG_${group}" ${state} 100\n`);
+}
+
 test.beforeAll(async () => {
   await ensureAdmin(A);
   await startPeer();
@@ -124,7 +145,7 @@ test('HA: pair with the code the other node shows; a wrong code is refused at it
   await page.getByLabel(/^Pairing code/).fill(code.toLowerCase());
   await page.getByRole('button', { name: 'Pair…' }).click();
   await confirm(page, /Pair and replace/, 'Pair and replace');
-  await expect(page.getByText(new RegExp(`^Paired with lb2 at ${B.replaceAll('.', '\\.')}`))).toBeVisible({ timeout: 20_000 });
+  await expect(page.getByText(new RegExp(`^Paired with lb2 at ${escaped(B)}`))).toBeVisible({ timeout: 20_000 });
   const peerCard = page.getByTestId('peer-node');
   await expect(peerCard).toContainText('lb2');
   await expect(peerCard.getByTestId('peer-reachability')).toHaveAttribute('data-reachable', 'reachable', { timeout: 20_000 });
@@ -147,7 +168,7 @@ test('HA: the standby says where to edit, and refuses an edit with that banner',
   // Pairing replaced B's accounts with A's: the same admin signs in there.
   const b = await peerPage(browser);
   const banner = b.getByTestId('standby-banner');
-  await expect(banner).toContainText('Read-only here: make changes on the active node fulcrum', { timeout: 15_000 });
+  await expect(banner).toContainText('Read-only here: make changes on fulcrum', { timeout: 15_000 });
   await expect(banner.getByRole('link', { name: A })).toHaveAttribute('href', A);
   await nav(b, 'Firewall');
   await b.getByLabel('Management ports').fill('22, 443, 8443');
@@ -156,7 +177,7 @@ test('HA: the standby says where to edit, and refuses an edit with that banner',
   if (await anyway.isVisible().catch(() => false)) await anyway.getByRole('button', { name: 'Save anyway' }).click();
   // The API's 409 standby_read_only: the banner now carries that refusal (and can be dismissed).
   await expect(banner.getByRole('button', { name: 'Dismiss' })).toBeVisible();
-  await expect(b.getByText(`this node is standby; make changes on the active node fulcrum at ${A}`).first()).toBeVisible();
+  await expect(b.getByText(new RegExp(`this node is standby; make changes on the active node fulcrum at ${escaped(A)}`)).first()).toBeVisible();
   await shoot(b, 'ha-standby-refusal');
 
   // Maintenance is this node's own business: allowed on the standby, asked first.
@@ -174,6 +195,54 @@ test('HA: the standby says where to edit, and refuses an edit with that banner',
   await confirm(b, 'Take lb2 out of maintenance?', 'End maintenance');
   await expect(b.getByTestId('this-node').getByTestId('role')).not.toHaveText('maintenance');
   await b.context().close();
+});
+
+test('HA: the failover drill shows the API’s refusal in its dialog, until it is closed', async ({ page }) => {
+  // A VIP group, replicated to B: A reports MASTER (played through its notify FIFO), while B,
+  // with no keepalived to report anything, stays of unknown role: it could not take over.
+  expect((await call(A, 'POST', '/vip-groups', { name: 'front', virtual_router_id: 51, addresses: ['192.0.2.100/24'] })).status).toBe(201);
+  expect((await call(A, 'POST', '/revisions', { message: 'front VIP group' })).status).toBe(201);
+  reportVrrp('front', 'MASTER');
+  await login(page, ADMIN);
+  // B's unknown role is an alarm on A once it lasts, not a grey badge.
+  await expect(page.getByText('The role of peer lb2 is unknown', { exact: true })).toBeVisible({ timeout: 30_000 });
+  await expect(page.getByTestId('ha-card-peer-role')).toHaveText('unknown');
+  await nav(page, 'High availability');
+  await expect(page.getByTestId('this-node').getByTestId('role')).toHaveText('active', { timeout: 15_000 });
+  await page.getByRole('button', { name: 'Failover drill…' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Failover drill' });
+  await dialog.getByRole('button', { name: 'Run the drill' }).click();
+  const refusal = dialog.getByTestId('drill-refusal');
+  await expect(refusal).toContainText('The drill did not run');
+  await expect(refusal).toContainText('lb2 is unknown, not standby: it could not take over');
+  // It stays while the page refreshes the HA state (every 3 s), until closed.
+  for (let i = 0; i < 2; i++) await page.waitForResponse((r) => r.url().endsWith('/api/v1/ha/status'));
+  await expect(refusal).toBeVisible();
+  await shoot(page, 'ha-drill-refused', { phone: false });
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await expect(dialog).toBeHidden();
+});
+
+test('HA: saving this node’s settings keeps its VIP and tracked interfaces, and the plan says they change', async ({ page }) => {
+  // Set by the API (the form does not show them), as a gateway VIP on the backend side would be.
+  const placed = await call(A, 'PATCH', '/node', { vip_interfaces: { front: 'eth1' }, track_interfaces: ['eth2'] });
+  expect(placed.status).toBe(200);
+  await login(page, ADMIN);
+  await nav(page, 'High availability');
+  await page.getByLabel('Priority').fill('120');
+  const saved = page.waitForResponse((r) => r.url().endsWith('/api/v1/node') && r.request().method() === 'PATCH');
+  await page.getByRole('button', { name: 'Save node settings' }).click();
+  expect((await saved).status()).toBe(200);
+  const node = await (await call(A, 'GET', '/node')).json();
+  expect(node).toMatchObject({ priority: 120, vip_interfaces: { front: 'eth1' }, track_interfaces: ['eth2'] });
+
+  await page.getByRole('button', { name: 'Review & apply' }).click();
+  const review = page.getByRole('dialog', { name: 'Review pending changes' });
+  await expect(review.getByText(/VIP interfaces change: front eth0 \(the VRRP interface\) → eth1/)).toBeVisible();
+  await expect(review.getByText(/tracked interfaces change: tracks eth2/)).toBeVisible();
+  await review.getByRole('button', { name: 'Keep editing' }).click();
+  // Not applied here (no eth1 on this host): back to what is running, for the tests that follow.
+  expect((await call(A, 'PATCH', '/node', { vip_interfaces: {}, track_interfaces: [], priority: 100 })).status).toBe(200);
 });
 
 test('HA: a peer that stops answering raises an alarm; unpairing still works', async ({ page }) => {

@@ -386,9 +386,17 @@ export type DnsQueryType = 'A' | 'AAAA' | 'NS' | 'CNAME' | 'SOA' | 'MX' | 'TXT';
  */
 export type DrillResult = {
     /**
+     * Active After
+     */
+    active_after: string | null;
+    /**
      * Connections Before
      */
     connections_before: number | null;
+    /**
+     * Handback Ms
+     */
+    handback_ms: number | null;
     /**
      * Handover Ms
      */
@@ -881,6 +889,52 @@ export type Node = {
      * Vrrp Interface
      */
     vrrp_interface?: string;
+};
+
+/**
+ * NodeSettingsUpdate
+ *
+ * Settings that belong to this appliance only and never replicate to the peer.
+ */
+export type NodeSettingsUpdate = {
+    /**
+     * Multicast
+     */
+    multicast?: boolean | null;
+    /**
+     * Name
+     */
+    name?: string | null;
+    /**
+     * Peer Address
+     */
+    peer_address?: string | null;
+    /**
+     * Priority
+     */
+    priority?: number | null;
+    /**
+     * Sync Interface
+     */
+    sync_interface?: string | null;
+    /**
+     * Track Interfaces
+     */
+    track_interfaces?: Array<string> | null;
+    /**
+     * Unicast Source
+     */
+    unicast_source?: string | null;
+    /**
+     * Vip Interfaces
+     */
+    vip_interfaces?: {
+        [key: string]: unknown | string;
+    } | null;
+    /**
+     * Vrrp Interface
+     */
+    vrrp_interface?: string | null;
 };
 
 /**
@@ -2579,6 +2633,31 @@ export type NodeGetNodeResponses = {
 };
 
 export type NodeGetNodeResponse = NodeGetNodeResponses[keyof NodeGetNodeResponses];
+
+export type NodePatchNodeData = {
+    body: NodeSettingsUpdate;
+    path?: never;
+    query?: never;
+    url: '/api/v1/node';
+};
+
+export type NodePatchNodeErrors = {
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type NodePatchNodeError = NodePatchNodeErrors[keyof NodePatchNodeErrors];
+
+export type NodePatchNodeResponses = {
+    /**
+     * Successful Response
+     */
+    200: Node;
+};
+
+export type NodePatchNodeResponse = NodePatchNodeResponses[keyof NodePatchNodeResponses];
 
 export type NodePutNodeData = {
     body: Node;

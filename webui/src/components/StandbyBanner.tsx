@@ -16,7 +16,7 @@ export function StandbyBanner() {
       color="orange"
       mb="md"
       icon={<IconArrowsExchange />}
-      title={`Read-only here: make changes on the active node ${notice.activeName}`}
+      title={notice.title}
       data-testid="standby-banner"
       withCloseButton={!!refusal}
       onClose={standbyRefusals.dismiss}
@@ -24,11 +24,16 @@ export function StandbyBanner() {
     >
       <Text size="sm">{notice.message}</Text>
       <Text size="sm" mt={4}>
-        Open the active node:{' '}
-        <Anchor href={notice.activeUrl} target="_blank" rel="noreferrer" fw={600}>
-          {notice.activeUrl}
-        </Anchor>
-        . Its changes are copied here. This node’s own settings, maintenance and the HA actions still work on this node.
+        {notice.activeUrl && (
+          <>
+            Open the active node:{' '}
+            <Anchor href={notice.activeUrl} target="_blank" rel="noreferrer" fw={600}>
+              {notice.activeUrl}
+            </Anchor>
+            . Its changes are copied here.{' '}
+          </>
+        )}
+        This node’s own settings, maintenance and the HA actions still work on this node.
       </Text>
     </Alert>
   );

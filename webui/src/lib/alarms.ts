@@ -33,8 +33,9 @@ export function computeAlarms(
   stats: StatsSnapshot | undefined,
   latest: RevisionRead | undefined,
   ha?: HaStatus,
+  lastingUnknownRoles?: string[],
 ): Alarm[] {
-  const alarms: Alarm[] = haAlarms(ha);
+  const alarms: Alarm[] = haAlarms(ha, lastingUnknownRoles);
   if (status) {
     const dataplane = status.dataplane;
     if (status.dataplane_error) {

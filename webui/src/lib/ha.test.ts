@@ -1,6 +1,6 @@
 import { ApiError } from '../api/errors';
 import type { HaStatus } from '../client/types.gen';
-import { haAlarms, normalizePairingCode, pairingCodeError, peerHost, peerUrlError, peerUrlFrom, standbyNotice, syncSummary } from './ha';
+import { activeNodeName, activeSide, haAlarms, lastingUnknownRoles, normalizePairingCode, pairingCodeError, peerHost, peerUrlError, peerUrlFrom, standbyNotice, syncSummary, UNKNOWN_ROLE_GRACE_MS } from './ha';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 
@@ -71,15 +71,89 @@ describe('haAlarms', () => {
   });
 });
 
+const group = (name: string, state: 'MASTER' | 'BACKUP' | 'FAULT' | 'UNKNOWN') => ({ name, state, since: state === 'UNKNOWN' ? null : '2026-03-01T11:00:00Z' });
+const LB1 = 'https://10.0.0.1';
+const LB2 = 'https://10.0.0.2';
+
+/** The pair as each node's /ha/status shows it, in the cases the issue lists. */
+const pair = {
+  // lb1 MASTER, lb2 BACKUP: the normal state.
+  lb1MasterOnLb1: status({ node: { name: 'lb1', role: 'active', writer: true, groups: [group('front', 'MASTER')] }, peer: { name: 'lb2', url: LB2, role: 'standby', writer: false, groups: [group('front', 'BACKUP')] } }),
+  lb1MasterOnLb2: status({ node: { name: 'lb2', role: 'standby', writer: false, priority: 100, groups: [group('front', 'BACKUP')] }, peer: { name: 'lb1', url: LB1, role: 'active', writer: true, groups: [group('front', 'MASTER')] } }),
+  // lb1 in maintenance, lb2 took over.
+  failedOverOnLb1: status({ node: { name: 'lb1', role: 'maintenance', maintenance: true, writer: false, groups: [group('front', 'FAULT')] }, peer: { name: 'lb2', url: LB2, role: 'active', writer: true, groups: [group('front', 'MASTER')] } }),
+  failedOverOnLb2: status({ node: { name: 'lb2', role: 'active', writer: true, priority: 100, groups: [group('front', 'MASTER')] }, peer: { name: 'lb1', url: LB1, role: 'maintenance', writer: false, groups: [group('front', 'FAULT')] } }),
+  // What issue 12 saw on lb2 after the failover: lb2's own role unknown, and the API's priority rule left lb1 the writer.
+  staleOnLb2: status({ node: { name: 'lb2', role: 'unknown', writer: false, priority: 100, groups: [group('front', 'UNKNOWN')] }, peer: { name: 'lb1', url: LB1, role: 'maintenance', writer: true, groups: [group('front', 'FAULT')] } }),
+  // Neither knows its role.
+  unknownOnLb1: status({ node: { name: 'lb1', role: 'unknown', writer: true, groups: [group('front', 'UNKNOWN')] }, peer: { name: 'lb2', url: LB2, role: 'unknown', writer: false, groups: [group('front', 'UNKNOWN')] } }),
+  unknownOnLb2: status({ node: { name: 'lb2', role: 'unknown', writer: false, priority: 100, groups: [group('front', 'UNKNOWN')] }, peer: { name: 'lb1', url: LB1, role: 'unknown', writer: true, groups: [group('front', 'UNKNOWN')] } }),
+  // Both MASTER of the same group.
+  splitOnLb1: status({
+    node: { name: 'lb1', role: 'active', writer: true, groups: [group('front', 'MASTER')] },
+    peer: { name: 'lb2', url: LB2, role: 'active', writer: true, groups: [group('front', 'MASTER')] },
+    split: { active: true, groups: ['front'], since: '2026-03-01T11:59:00Z' },
+  }),
+  // ... and after lb2 stepped down to end it (maintenance hold).
+  splitHeldOnLb2: status({
+    node: { name: 'lb2', role: 'maintenance', maintenance: true, writer: false, priority: 100, groups: [group('front', 'FAULT')] },
+    peer: { name: 'lb1', url: LB1, role: 'active', writer: true, groups: [group('front', 'MASTER')] },
+    split: { active: true, groups: ['front'], holding: true },
+  }),
+};
+
+describe('which node is active', () => {
+  it('is the node that reports itself active, seen from either side', () => {
+    expect([activeSide(pair.lb1MasterOnLb1), activeNodeName(pair.lb1MasterOnLb1)]).toEqual(['here', 'lb1']);
+    expect([activeSide(pair.lb1MasterOnLb2), activeNodeName(pair.lb1MasterOnLb2)]).toEqual(['peer', 'lb1']);
+  });
+  it('moves to lb2 when lb1 is in maintenance: never the node in maintenance', () => {
+    expect([activeSide(pair.failedOverOnLb1), activeNodeName(pair.failedOverOnLb1)]).toEqual(['peer', 'lb2']);
+    expect([activeSide(pair.failedOverOnLb2), activeNodeName(pair.failedOverOnLb2)]).toEqual(['here', 'lb2']);
+    expect(activeNodeName(pair.staleOnLb2)).toBeNull();
+  });
+  it('is nobody when both roles are unknown, and both in a split brain', () => {
+    expect([activeSide(pair.unknownOnLb1), activeNodeName(pair.unknownOnLb1)]).toEqual(['none', null]);
+    expect([activeSide(pair.unknownOnLb2), activeNodeName(pair.unknownOnLb2)]).toEqual(['none', null]);
+    expect([activeSide(pair.splitOnLb1), activeNodeName(pair.splitOnLb1)]).toEqual(['both', null]);
+    expect(activeSide(pair.splitHeldOnLb2)).toBe('peer');
+  });
+});
+
 describe('standbyNotice', () => {
   it('names the active node on a paired standby, before anyone tries an edit', () => {
-    const notice = standbyNotice(status({ node: { role: 'standby', writer: false }, peer: { name: 'lb1', url: 'https://10.0.0.1', role: 'active', writer: true } }), null);
-    expect(notice).toMatchObject({ activeName: 'lb1', activeUrl: 'https://10.0.0.1' });
-    expect(notice!.message).toMatch(/^This node \(lb1\) is the standby: the shared configuration .* is read-only here\.$/);
-    const unknown = standbyNotice(status({ node: { role: 'unknown', writer: false }, peer: { name: 'lb1' } }), null);
-    expect(unknown!.message).toMatch(/is the standby/);
-    const resting = standbyNotice(status({ node: { role: 'maintenance', writer: false }, peer: { name: 'lb1' } }), null);
-    expect(resting!.message).toMatch(/is in maintenance/);
+    expect(standbyNotice(pair.lb1MasterOnLb1, null)).toBeNull();
+    const notice = standbyNotice(pair.lb1MasterOnLb2, null);
+    expect(notice).toMatchObject({ title: 'Read-only here: make changes on the active node lb1', activeUrl: LB1 });
+    expect(notice!.message).toMatch(/^This node \(lb2\) is the standby: the shared configuration .* is read-only here\.$/);
+  });
+  it('after a failover: none on lb2, and on lb1 in maintenance it points at lb2', () => {
+    expect(standbyNotice(pair.failedOverOnLb2, null)).toBeNull();
+    const notice = standbyNotice(pair.failedOverOnLb1, null);
+    expect(notice).toMatchObject({ title: 'Read-only here: make changes on the active node lb2', activeUrl: LB2 });
+    expect(notice!.message).toMatch(/^This node \(lb1\) is in maintenance:/);
+  });
+  it('never sends the operator to a node in maintenance or of unknown role', () => {
+    const stale = standbyNotice(pair.staleOnLb2, null);
+    expect(stale).toMatchObject({ title: 'Read-only here: neither node is active', activeUrl: null });
+    expect(stale!.message).toMatch(/This node \(lb2\) is of unknown role: .* lb1 is in maintenance\./);
+    expect(standbyNotice(pair.unknownOnLb1, null)).toBeNull(); // the writer by priority
+    const unknown = standbyNotice(pair.unknownOnLb2, null);
+    expect(unknown).toMatchObject({ title: 'Read-only here: neither node is active', activeUrl: null });
+    expect(unknown!.message).toContain('lb1 is of unknown role');
+    const unreported = standbyNotice(status({ node: { writer: false, role: 'standby' }, peer: { role: null, writer: null } }), null);
+    expect(unreported!.message).toContain('lb2 is of a role not reported yet');
+  });
+  it('names the writer by priority when neither node runs VRRP yet (no VIP groups) or both are BACKUP', () => {
+    const idle = status({ node: { name: 'lb2', role: 'unknown', writer: false }, peer: { name: 'lb1', url: LB1, role: 'unknown', writer: true } });
+    expect(standbyNotice(idle, null)).toMatchObject({ title: 'Read-only here: make changes on lb1', activeUrl: LB1 });
+    expect(standbyNotice(idle, null)!.message).toMatch(/^This node \(lb2\) is the standby: .* Neither node is active, so lb1, the one with the higher VRRP priority, takes the changes\.$/);
+    const backups = status({ node: { name: 'lb2', role: 'standby', writer: false, groups: [group('front', 'BACKUP')] }, peer: { name: 'lb1', url: LB1, role: 'standby', writer: true } });
+    expect(standbyNotice(backups, null)).toMatchObject({ title: 'Read-only here: make changes on lb1' });
+  });
+  it('in a split brain: no banner on a MASTER; the node holding back points at the other', () => {
+    expect(standbyNotice(pair.splitOnLb1, null)).toBeNull();
+    expect(standbyNotice(pair.splitHeldOnLb2, null)).toMatchObject({ title: 'Read-only here: make changes on the active node lb1', activeUrl: LB1 });
   });
   it('is absent on the writer and on a lone node', () => {
     expect(standbyNotice(status(), null)).toBeNull();
@@ -87,7 +161,30 @@ describe('standbyNotice', () => {
   });
   it('takes the address from the API’s 409 when the status is not known yet', () => {
     const refusal = new ApiError(409, { detail: 'this node is standby; make changes on the active node lb1 at https://10.0.0.1', code: 'standby_read_only', active_url: 'https://10.0.0.1' });
-    expect(standbyNotice(undefined, refusal)).toMatchObject({ activeUrl: 'https://10.0.0.1', message: refusal.message });
+    expect(standbyNotice(undefined, refusal)).toMatchObject({ title: 'Read-only here: make changes on the active node', activeUrl: 'https://10.0.0.1', message: refusal.message });
+  });
+});
+
+describe('an unknown role is an alarm', () => {
+  it('on the node itself and for a reachable peer, once VIP groups exist', () => {
+    expect(haAlarms(pair.unknownOnLb1).map((a) => [a.id, a.severity, a.title])).toEqual([
+      ['ha-role-unknown', 'critical', 'This node (lb1) does not know its VRRP role'],
+      ['ha-peer-role-unknown', 'critical', 'The role of peer lb2 is unknown'],
+    ]);
+    expect(haAlarms(pair.lb1MasterOnLb1)).toEqual([]);
+    // Paired without VIP groups: no VRRP runs, so there is no role to know.
+    expect(haAlarms(status({ node: { role: 'unknown', writer: true }, peer: { role: 'unknown' } }))).toEqual([]);
+  });
+  it('only after it lasted a few seconds', () => {
+    const seen = new Map<string, number>();
+    const t0 = NOW;
+    expect(lastingUnknownRoles(pair.unknownOnLb1, seen, t0)).toEqual([]);
+    expect(lastingUnknownRoles(pair.unknownOnLb1, seen, t0 + UNKNOWN_ROLE_GRACE_MS - 1)).toEqual([]);
+    expect(lastingUnknownRoles(pair.unknownOnLb1, seen, t0 + UNKNOWN_ROLE_GRACE_MS)).toEqual(['lb1', 'lb2']);
+    expect(haAlarms(pair.unknownOnLb1, [])).toEqual([]);
+    // Known again: forgotten, so the next unknown spell starts its grace anew.
+    expect(lastingUnknownRoles(pair.lb1MasterOnLb1, seen, t0 + 10_000)).toEqual([]);
+    expect(lastingUnknownRoles(pair.unknownOnLb1, seen, t0 + 11_000)).toEqual([]);
   });
 });
 

@@ -16,7 +16,8 @@ export const ROLE: Record<Role, { label: string; color: Tone; help: string }> = 
   fault: { label: 'fault', color: 'red', help: 'Cannot serve: a tracked interface or health check failed' },
   maintenance: { label: 'maintenance', color: 'orange', help: 'Stepped down on purpose: the peer holds the VIPs' },
   standalone: { label: 'standalone', color: 'gray', help: 'Not paired: no failover and no configuration sync' },
-  unknown: { label: 'unknown', color: 'gray', help: 'keepalived has not reported a VRRP state yet' },
+  // A paired node whose role is not known may be unable to take over: an alarm, not a grey badge.
+  unknown: { label: 'unknown', color: 'red', help: 'No VRRP state is known for it: whether it could take over is not known' },
 };
 
 export type SyncSummary = { tone: Tone; title: string; detail: string };
@@ -72,8 +73,11 @@ function extra(message: string): string {
   return message ? ` (${message})` : '';
 }
 
-/** What the overview raises about the pair. */
-export function haAlarms(status: HaStatus | undefined): Alarm[] {
+/**
+ * What the overview raises about the pair. `lastingUnknown`: the nodes whose role has been
+ * unknown long enough to raise (useLastingUnknownRoles); by default every one that is.
+ */
+export function haAlarms(status: HaStatus | undefined, lastingUnknown: string[] = status ? unknownRoles(status) : []): Alarm[] {
   if (!status) return [];
   const alarms: Alarm[] = [];
   const peer = status.peer;
@@ -115,6 +119,16 @@ export function haAlarms(status: HaStatus | undefined): Alarm[] {
       link: '/ha',
     });
   }
+  for (const name of lastingUnknown) {
+    const here = name === status.node.name;
+    alarms.push({
+      id: here ? 'ha-role-unknown' : 'ha-peer-role-unknown',
+      severity: 'critical',
+      title: here ? `This node (${name}) does not know its VRRP role` : `The role of peer ${name} is unknown`,
+      message: `${here ? 'This node' : name} has VIP groups but no VRRP state for them: whether it holds the VIPs or could take them over is not known.`,
+      link: '/ha',
+    });
+  }
   if (status.node.maintenance) {
     alarms.push({
       id: 'ha-maintenance',
@@ -130,22 +144,93 @@ export function haAlarms(status: HaStatus | undefined): Alarm[] {
 // As the API words it: a paired node that is not active and not in trouble is "the standby".
 const ROLE_PHRASE: Partial<Record<Role, string>> = { maintenance: 'in maintenance', fault: 'in FAULT' };
 
-export type StandbyNotice = { activeName: string; activeUrl: string; message: string };
+function rolePhrase(node: { role: Role | null; groups: unknown[] }): string {
+  if (node.role === null) return 'of a role not reported yet';
+  if (node.role === 'unknown' && node.groups.length) return 'of unknown role';
+  return ROLE_PHRASE[node.role] ?? 'the standby';
+}
+
+/** Which node of the pair holds the VIPs, seen from this node: here, the peer, both (split brain) or neither. */
+export type ActiveSide = 'here' | 'peer' | 'both' | 'none';
+
+/**
+ * The one place the dashboard decides which node is active. /ha/status reports each node's role
+ * (active: MASTER of a VIP group, neither in maintenance nor FAULT) as that node last reported
+ * it; a node whose role is maintenance, fault or unknown is never taken for the active one.
+ */
+export function activeSide(status: HaStatus): ActiveSide {
+  const here = status.node.role === 'active';
+  const peer = status.peer?.role === 'active';
+  if (here && peer) return 'both';
+  return here ? 'here' : peer ? 'peer' : 'none';
+}
+
+/** The active node's name, or null when neither (or both: split brain) is. */
+export function activeNodeName(status: HaStatus): string | null {
+  const side = activeSide(status);
+  return side === 'here' ? status.node.name : side === 'peer' ? status.peer!.name : null;
+}
+
+/** Paired nodes, here or the peer, that run VIP groups but whose role is unknown. */
+export function unknownRoles(status: HaStatus): string[] {
+  if (!status.peer) return [];
+  const names = status.node.role === 'unknown' && status.node.groups.length ? [status.node.name] : [];
+  if (status.peer.reachable && (status.peer.role === 'unknown' || status.peer.role === null) && status.peer.groups.length) names.push(status.peer.name);
+  return names;
+}
+
+/** A role may be unknown for a moment (right after a commit adds a VIP group); longer is an alarm. */
+export const UNKNOWN_ROLE_GRACE_MS = 5_000;
+
+/**
+ * The nodes whose role has been unknown for UNKNOWN_ROLE_GRACE_MS, given when each was first
+ * seen unknown (`firstSeen`, updated here: a node no longer unknown is forgotten).
+ */
+export function lastingUnknownRoles(status: HaStatus | undefined, firstSeen: Map<string, number>, now = Date.now()): string[] {
+  const unknown = status ? unknownRoles(status) : [];
+  for (const name of [...firstSeen.keys()]) if (!unknown.includes(name)) firstSeen.delete(name);
+  for (const name of unknown) if (!firstSeen.has(name)) firstSeen.set(name, now);
+  return unknown.filter((name) => now - firstSeen.get(name)! >= UNKNOWN_ROLE_GRACE_MS);
+}
+
+/** Whether a pair role badge is an alarm: a paired node whose role is not known. */
+export function roleIsAlarm(role: Role | null): boolean {
+  return role === null || role === 'unknown';
+}
+
+/** activeUrl is null when no node is active: the banner then sends the operator nowhere. */
+export type StandbyNotice = { title: string; activeUrl: string | null; message: string };
 
 /**
  * Where changes are made while this node is a paired standby: from the status (before anyone
- * tries), or from the API's own 409 standby_read_only refusal.
+ * tries), or from the API's own 409 standby_read_only refusal. It names only a node that is
+ * active: never one in maintenance, in FAULT or of unknown role.
  */
 export function standbyNotice(status: HaStatus | undefined, refusal: ApiError | null): StandbyNotice | null {
   if (status?.peer && !status.node.writer) {
+    const peer = status.peer;
+    const readOnly = `This node (${status.node.name}) is ${rolePhrase(status.node)}: the shared configuration (services, VIP groups, firewall, users) is read-only here.`;
+    if (activeSide(status) === 'peer') {
+      return { title: `Read-only here: make changes on the active node ${peer.name}`, activeUrl: peer.url, message: readOnly };
+    }
+    // Neither node is active. Without VRRP running (no VIP groups) or with both BACKUP, the
+    // API's priority rule makes the peer the writer: it may be named, being a healthy standby.
+    const peerIdle = peer.role === 'standby' || (peer.role === 'unknown' && !peer.groups.length);
+    if (peer.writer && peerIdle) {
+      return {
+        title: `Read-only here: make changes on ${peer.name}`,
+        activeUrl: peer.url,
+        message: `${readOnly} Neither node is active, so ${peer.name}, the one with the higher VRRP priority, takes the changes.`,
+      };
+    }
     return {
-      activeName: status.peer.name,
-      activeUrl: status.peer.url,
-      message: `This node (${status.node.name}) is ${ROLE_PHRASE[status.node.role] ?? 'the standby'}: the shared configuration (services, VIP groups, firewall, users) is read-only here.`,
+      title: 'Read-only here: neither node is active',
+      activeUrl: null,
+      message: `${readOnly} ${peer.name} is ${rolePhrase(peer)}. Changes can be made once a node holds the VIPs.`,
     };
   }
   if (refusal?.activeUrl) {
-    return { activeName: status?.peer?.name ?? 'the active node', activeUrl: refusal.activeUrl, message: refusal.message };
+    return { title: `Read-only here: make changes on the active node ${status?.peer?.name ?? ''}`.trimEnd(), activeUrl: refusal.activeUrl, message: refusal.message };
   }
   return null;
 }

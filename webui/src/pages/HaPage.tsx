@@ -4,7 +4,7 @@ import { IconPlus } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { errorMessage } from '../api/errors';
-import { createVipGroupMutation, deleteVipGroupMutation, haStatusQuery, nodeQuery, putNodeMutation, vipGroupsQuery } from '../api/queries/ha';
+import { createVipGroupMutation, deleteVipGroupMutation, haStatusQuery, nodeQuery, patchNodeMutation, vipGroupsQuery } from '../api/queries/ha';
 import { useCan } from '../auth/useCurrentUser';
 import type { Node } from '../client/types.gen';
 import { ConsoleAccessCard } from '../components/ha/ConsoleAccessCard';
@@ -178,7 +178,7 @@ function NodeSettingsCard() {
 function NodeSettingsForm({ node }: { node: Node }) {
   const canEdit = useCan('editHa');
   const queryClient = useQueryClient();
-  const save = useMutation(putNodeMutation(queryClient));
+  const save = useMutation(patchNodeMutation(queryClient));
   const form = useForm({
     initialValues: {
       name: node.name ?? 'fulcrum',

@@ -1,5 +1,6 @@
 import { Anchor, Badge, Card, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
+import { useRef } from 'react';
 import { Link } from 'react-router';
 import { errorMessage } from '../api/errors';
 import { haStatusQuery } from '../api/queries/ha';
@@ -13,7 +14,7 @@ import { AlarmList } from '../components/AlarmList';
 import { HealthBadge, RevisionStateBadge } from '../components/StateBadges';
 import { Sparkline } from '../components/Sparkline';
 import { computeAlarms } from '../lib/alarms';
-import { ROLE, syncSummary } from '../lib/ha';
+import { lastingUnknownRoles, ROLE, syncSummary } from '../lib/ha';
 import { bitsPerSecond, compact, endpoint } from '../lib/format';
 
 export function OverviewPage() {
@@ -22,7 +23,8 @@ export function OverviewPage() {
   const services = useQuery(servicesQuery());
   const latest = useLatestRevision();
   const ha = useQuery(haStatusQuery());
-  const alarms = computeAlarms(status.data, stats.data, latest, ha.data);
+  const unknownSince = useRef(new Map<string, number>());
+  const alarms = computeAlarms(status.data, stats.data, latest, ha.data, lastingUnknownRoles(ha.data, unknownSince.current));
   if (status.error) {
     alarms.unshift({ id: 'status-error', severity: 'critical', title: 'The API cannot report its status', message: errorMessage(status.error) });
   }
@@ -121,18 +123,22 @@ function NodeCard({ ha }: { ha: HaStatus | undefined }) {
       </Text>
       <Group mt="xs" gap="xs">
         <Text fw={600}>{ha?.node.name ?? status.data?.node ?? '…'}</Text>
-        {ha && <Badge color={ROLE[ha.node.role].color}>{ROLE[ha.node.role].label}</Badge>}
+        {ha && (
+          <Badge color={ROLE[ha.node.role].color} data-testid="ha-card-role">
+            {ROLE[ha.node.role].label}
+          </Badge>
+        )}
         {ha?.peer && (
           <>
             <Text size="sm" c="dimmed">
               peer {ha.peer.name}
             </Text>
             {ha.peer.reachable ? (
-              <Badge color={ha.peer.role ? ROLE[ha.peer.role].color : 'gray'} variant="light">
-                {ha.peer.role ? ROLE[ha.peer.role].label : 'unknown'}
+              <Badge color={ROLE[ha.peer.role ?? 'unknown'].color} variant="light" data-testid="ha-card-peer-role">
+                {ROLE[ha.peer.role ?? 'unknown'].label}
               </Badge>
             ) : (
-              <Badge color="red">unreachable</Badge>
+              <Badge color="red" data-testid="ha-card-peer-role">unreachable</Badge>
             )}
           </>
         )}

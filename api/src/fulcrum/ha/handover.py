@@ -76,6 +76,11 @@ def _peer_and_client(runtime: HaRuntime) -> tuple[PeerClient, str, str, dict[str
         return replication.client_for(pairing, view.name), pairing.peer_name, view.role, view.group_states
 
 
+def _local_name(runtime: HaRuntime) -> str:
+    with runtime.session_scope() as session:
+        return local_view(session, runtime).name
+
+
 def _order_peer(peer: PeerClient, enabled: bool, reason: str) -> None:
     response = peer.post("/maintenance", {"enabled": enabled, "reason": reason})
     if not response.ok:
@@ -185,10 +190,31 @@ def _peer_status(peer: PeerClient) -> PeerStatus | None:
         return None
 
 
+def _handback_ms(runtime: HaRuntime) -> int | None:
+    """From leaving maintenance until this node is BACKUP or MASTER of every group again (ready
+    to take over, or holding the VIPs if its groups preempt); None if not within the deadline."""
+    cleared = time.monotonic()
+    if _wait(lambda: all(s in ("MASTER", "BACKUP") for s in _local_groups(runtime).values()), cleared + HANDOVER_DEADLINE):
+        return int((time.monotonic() - cleared) * 1000)
+    return None
+
+
+def _all_master(states: list[str]) -> bool:
+    return bool(states) and all(s == "MASTER" for s in states)
+
+
+def _active_after(peer: PeerStatus | None, peer_name: str, runtime: HaRuntime, local_name: str) -> str | None:
+    """Which node holds the VIPs once the drill is over (the groups' preempt decides)."""
+    if peer is not None and _all_master([g.state for g in peer.groups]):
+        return peer_name
+    return local_name if _all_master(list(_local_groups(runtime).values())) else None
+
+
 def drill(runtime: HaRuntime, actor: audit.Actor) -> DrillResult:
     """From the active node: probe the VIPs, step down, time the peer's takeover, come back as
     BACKUP. Every number is measured; what could not be measured is None and said so."""
     peer, peer_name, role, groups = _peer_and_client(runtime)
+    local_name = _local_name(runtime)
     if role != "active":
         raise Conflict(f"a drill starts on the active node; this node is {role}")
     status = _peer_status(peer)
@@ -212,7 +238,7 @@ def drill(runtime: HaRuntime, actor: audit.Actor) -> DrillResult:
         def peer_took_over() -> bool:
             nonlocal final
             final = _peer_status(peer)
-            return final is not None and bool(final.groups) and all(g.state == "MASTER" for g in final.groups)
+            return final is not None and _all_master([g.state for g in final.groups])
 
         if _wait(peer_took_over, started + HANDOVER_DEADLINE):
             handover_ms = int((time.monotonic() - started) * 1000)
@@ -220,11 +246,14 @@ def drill(runtime: HaRuntime, actor: audit.Actor) -> DrillResult:
     finally:
         local.set_maintenance(path, False)
         probe.stop()
+    handback_ms = _handback_ms(runtime)
     after = _peer_status(peer)
     peer_connections = after.connections if after else (final.connections if final else None)
     notes = [PROBE_CAVEAT if targets else "no enabled TCP service with an enabled backend: nothing to probe"]
     if handover_ms is None:
         notes.insert(0, f"{peer_name} did not report MASTER of every group within {HANDOVER_DEADLINE:g} s; maintenance was cleared here")
+    if handback_ms is None:
+        notes.insert(0, f"this node did not report BACKUP or MASTER for every group within {HANDOVER_DEADLINE:g} s of leaving maintenance")
     if probe.failures:
         notes.append("first failures: " + "; ".join(probe.failures[:3]))
     result = DrillResult(
@@ -234,6 +263,8 @@ def drill(runtime: HaRuntime, actor: audit.Actor) -> DrillResult:
         probe_targets=[f"{a}:{p}" for a, p in targets],
         connections_before=connections_before,
         peer_connections_after=peer_connections,
+        handback_ms=handback_ms,
+        active_after=_active_after(after, peer_name, runtime, local_name),
         message="; ".join(notes),
     )
     text = f"failover drill to {peer_name}: " + (f"taken over in {handover_ms} ms" if handover_ms is not None else "no takeover")

@@ -19,6 +19,7 @@ from fulcrum.schemas.ha import (
     MaintenanceState,
     MakeActiveResult,
     NodeSettings,
+    NodeSettingsUpdate,
     PairingCode,
     PairRequest,
     PairResult,
@@ -65,9 +66,14 @@ def get_node(session: SessionDep, _: Viewer) -> NodeSettings:
     return ha_config.get_node(session)
 
 
-@node.put("", summary="Replace this node's settings")
+@node.put("", summary="Replace this node's settings (fields not sent take their defaults)")
 def put_node(body: NodeSettings, session: SessionDep, _: Admin, actor: ActorDep) -> NodeSettings:
     return ha_config.set_node(session, actor, body)
+
+
+@node.patch("", summary="Change some of this node's settings (fields not sent are kept)")
+def patch_node(body: NodeSettingsUpdate, session: SessionDep, _: Admin, actor: ActorDep) -> NodeSettings:  # type: ignore[valid-type]
+    return ha_config.update_node(session, actor, body)
 
 
 @firewall.get("", summary="Management access policy")

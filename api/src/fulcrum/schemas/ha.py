@@ -27,6 +27,8 @@ class VipGroupsList(BaseModel):
 
 
 NodeSettings = snapshot.Node
+# PATCH /node: only the fields sent change (a form that shows some settings keeps the others).
+NodeSettingsUpdate = derived_model("NodeSettingsUpdate", snapshot.Node, optional=True)
 FirewallSettings = snapshot.Firewall
 
 
@@ -169,6 +171,10 @@ class DrillResult(BaseModel):
     probe_targets: list[str]
     connections_before: int | None  # IPVS connection entries here before the drill
     peer_connections_after: int | None  # and on the peer once it took over
+    # The hand-back: from leaving maintenance here until this node was BACKUP or MASTER of every
+    # group again; None: it was not within the deadline.
+    handback_ms: int | None
+    active_after: str | None  # the node MASTER of every group at the end; None: neither
     message: str
 
 

@@ -76,7 +76,13 @@ def get_node(session: Session) -> spec.Node:
 
 
 def set_node(session: Session, actor: audit.Actor, request: BaseModel) -> spec.Node:
-    return _replace_singleton(session, actor, "node.update", node_row(session), spec.Node, request)
+    return _store_singleton(session, actor, "node.update", node_row(session), spec.Node, request.model_dump(mode="json"))
+
+
+def update_node(session: Session, actor: audit.Actor, request: BaseModel) -> spec.Node:
+    """Only the fields the request sets change; the merged settings are validated as a whole."""
+    data = {**get_node(session).model_dump(mode="json"), **request.model_dump(mode="json", exclude_unset=True)}
+    return _store_singleton(session, actor, "node.update", node_row(session), spec.Node, data)
 
 
 def get_firewall(session: Session) -> spec.Firewall:
@@ -84,12 +90,12 @@ def get_firewall(session: Session) -> spec.Firewall:
 
 
 def set_firewall(session: Session, actor: audit.Actor, request: BaseModel) -> spec.Firewall:
-    return _replace_singleton(session, actor, "firewall.update", firewall_row(session), spec.Firewall, request)
+    return _store_singleton(session, actor, "firewall.update", firewall_row(session), spec.Firewall, request.model_dump(mode="json"))
 
 
-def _replace_singleton(session: Session, actor: audit.Actor, action: str, row: Any, model: type[BaseModel], request: BaseModel) -> Any:
+def _store_singleton(session: Session, actor: audit.Actor, action: str, row: Any, model: type[BaseModel], data: dict[str, Any]) -> Any:
     before = dict(row.settings)
-    value = validated(lambda: model.model_validate(request.model_dump(mode="json")))
+    value = validated(lambda: model.model_validate(data))
     row.settings = value.model_dump(mode="json")
     candidate_snapshot(session)
     audit.record(session, actor, action, "", {"before": before, "after": row.settings})

@@ -178,6 +178,10 @@ def _node_changes(before: ConfigSnapshot, after: ConfigSnapshot) -> list[PlanIte
                 disruptive=True,
             )
         )
+    if before.node.vip_interfaces != after.node.vip_interfaces:
+        items.append(_vip_interface_change(before, after))
+    if before.node.track_interfaces != after.node.track_interfaces:
+        items.append(_track_interface_change(before, after))
     if before.node.sync_interface != after.node.sync_interface:
         items.append(
             PlanItem(
@@ -188,6 +192,40 @@ def _node_changes(before: ConfigSnapshot, after: ConfigSnapshot) -> list[PlanIte
             )
         )
     return items
+
+
+def _vip_interface_change(before: ConfigSnapshot, after: ConfigSnapshot) -> PlanItem:
+    """Which NIC holds each VIP group's addresses: a move takes them off one NIC onto another."""
+    old, new = before.node.vip_interfaces, after.node.vip_interfaces
+    groups = {g.name for g in after.vip_groups}
+    moves: list[str] = []
+    moves_a_group = False
+    for name in sorted(old.keys() | new.keys()):
+        if old.get(name) == new.get(name):
+            continue
+        was = old.get(name) or f"{before.node.vrrp_interface} (the VRRP interface)"
+        becomes = new.get(name) or f"{after.node.vrrp_interface} (the VRRP interface)"
+        moves.append(f"{name} {was} → {becomes}" + ("" if name in groups else " (no such VIP group: ignored)"))
+        moves_a_group = moves_a_group or name in groups
+    return PlanItem(
+        kind="node",
+        action=PlanAction.CHANGE,
+        target=after.node.name,
+        detail="VIP interfaces change: " + "; ".join(moves) + ". A group's addresses move to its new interface, which is tracked",
+        disruptive=moves_a_group,
+    )
+
+
+def _track_interface_change(before: ConfigSnapshot, after: ConfigSnapshot) -> PlanItem:
+    added = [i for i in after.node.track_interfaces if i not in before.node.track_interfaces]
+    removed = [i for i in before.node.track_interfaces if i not in after.node.track_interfaces]
+    parts = ([f"tracks {', '.join(added)}"] if added else []) + ([f"stops tracking {', '.join(removed)}"] if removed else [])
+    return PlanItem(
+        kind="node",
+        action=PlanAction.CHANGE,
+        target=after.node.name,
+        detail="tracked interfaces change: " + "; ".join(parts) + ". While a tracked interface is down this node is FAULT and the peer holds the VIPs",
+    )
 
 
 def _firewall_change(before: ConfigSnapshot, after: ConfigSnapshot) -> PlanItem:

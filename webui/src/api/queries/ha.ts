@@ -11,13 +11,13 @@ import {
   haSyncNow,
   haUnpair,
   nodeGetNode,
-  nodePutNode,
+  nodePatchNode,
   vipGroupsCreateGroup,
   vipGroupsDeleteGroup,
   vipGroupsListGroups,
   vipGroupsUpdateGroup,
 } from '../../client/sdk.gen';
-import type { Node, PairRequest, ResolveRequest, VipGroupCreate, VipGroupUpdate } from '../../client/types.gen';
+import type { Node, NodeSettingsUpdate, PairRequest, ResolveRequest, VipGroupCreate, VipGroupUpdate } from '../../client/types.gen';
 import { invalidatePending } from './candidate';
 
 export const haKeys = {
@@ -117,8 +117,9 @@ export const deleteVipGroupMutation = (queryClient: QueryClient) => ({
   onSuccess: () => afterVipEdit(queryClient),
 });
 
-export const putNodeMutation = (queryClient: QueryClient) => ({
-  mutationFn: async (body: Node) => (await nodePutNode({ body })).data,
+/** Sends only the settings a form shows: the others (VIP and tracked interfaces…) are kept. */
+export const patchNodeMutation = (queryClient: QueryClient) => ({
+  mutationFn: async (body: NodeSettingsUpdate) => (await nodePatchNode({ body })).data,
   onSuccess: (node: Node) => {
     queryClient.setQueryData(haKeys.node, node);
     return invalidatePending(queryClient);

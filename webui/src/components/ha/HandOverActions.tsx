@@ -1,4 +1,4 @@
-import { Alert, Button, Divider, Group, Stack, Text } from '@mantine/core';
+import { Button, Divider, Group, Text } from '@mantine/core';
 import { modals } from '@mantine/modals';
 import { notifications } from '@mantine/notifications';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
@@ -6,7 +6,8 @@ import { useState } from 'react';
 import { errorMessage } from '../../api/errors';
 import { drillMutation, maintenanceMutation, makeActiveMutation } from '../../api/queries/ha';
 import { useCan } from '../../auth/useCurrentUser';
-import type { DrillResult, HaStatus } from '../../client/types.gen';
+import type { HaStatus } from '../../client/types.gen';
+import { DrillDialog, drillRun } from './DrillDialog';
 
 /** Maintenance, "make this node active" and the failover drill, each asked before it runs. */
 export function HandOverActions({ status }: { status: HaStatus }) {
@@ -15,7 +16,8 @@ export function HandOverActions({ status }: { status: HaStatus }) {
   const maintenance = useMutation(maintenanceMutation(queryClient));
   const makeActive = useMutation(makeActiveMutation(queryClient));
   const drill = useMutation(drillMutation(queryClient));
-  const [drillResult, setDrillResult] = useState<DrillResult | null>(null);
+  // The drill's dialog outlives the button: this node's role changes while the drill runs.
+  const [drillOpen, setDrillOpen] = useState(false);
   if (!canOperate) return null;
   const { node, peer } = status;
   const fail = (title: string) => (error: Error) => notifications.show({ color: 'red', title, message: errorMessage(error) });
@@ -58,19 +60,14 @@ export function HandOverActions({ status }: { status: HaStatus }) {
         }),
     });
 
-  const confirmDrill = () =>
-    modals.openConfirmModal({
-      title: 'Run a failover drill?',
-      children: (
-        <Text size="sm">
-          {node.name} steps down while every service VIP is probed 20 times a second; the drill times how long {peer?.name ?? 'the peer'}{' '}
-          takes to hold the VIPs, then ends {node.name}’s maintenance. Traffic really moves: run it when a short interruption is acceptable.
-        </Text>
-      ),
-      labels: { confirm: 'Run the drill', cancel: 'Cancel' },
-      confirmProps: { color: 'orange' },
-      onConfirm: () => drill.mutate(undefined, { onSuccess: setDrillResult, onError: fail('The drill did not run') }),
-    });
+  const openDrill = () => {
+    drill.reset();
+    setDrillOpen(true);
+  };
+  const closeDrill = () => {
+    setDrillOpen(false);
+    drill.reset();
+  };
 
   return (
     <>
@@ -85,34 +82,12 @@ export function HandOverActions({ status }: { status: HaStatus }) {
           </Button>
         )}
         {peer && node.role === 'active' && (
-          <Button size="xs" variant="light" color="grape" loading={drill.isPending} onClick={confirmDrill}>
+          <Button size="xs" variant="light" color="grape" loading={drill.isPending} onClick={openDrill}>
             Failover drill…
           </Button>
         )}
       </Group>
-      {drillResult && <DrillOutcome result={drillResult} onClose={() => setDrillResult(null)} />}
+      {drillOpen && <DrillDialog run={drillRun(drill)} status={status} onRun={() => drill.mutate()} onClose={closeDrill} />}
     </>
-  );
-}
-
-function DrillOutcome({ result, onClose }: { result: DrillResult; onClose: () => void }) {
-  const ok = result.handover_ms !== null && result.probe_failed === 0;
-  return (
-    <Alert mt="sm" color={result.handover_ms === null ? 'red' : ok ? 'green' : 'yellow'} title="Failover drill" withCloseButton onClose={onClose} data-testid="drill-result">
-      <Stack gap={2}>
-        <Text size="sm">
-          {result.handover_ms === null ? 'The peer did not take over every VIP group.' : `The peer held every VIP group after ${result.handover_ms} ms.`}
-        </Text>
-        <Text size="sm">
-          Probe: {result.probe_failed} of {result.probe_total} connections to {result.probe_targets.join(', ') || 'the VIPs'} failed.
-        </Text>
-        {(result.connections_before !== null || result.peer_connections_after !== null) && (
-          <Text size="sm">
-            Connection entries: {result.connections_before ?? '—'} here before, {result.peer_connections_after ?? '—'} on the peer after.
-          </Text>
-        )}
-        {result.message && <Text size="xs" c="dimmed">{result.message}</Text>}
-      </Stack>
-    </Alert>
   );
 }

@@ -1,17 +1,17 @@
 import { Alert, Badge, Card, Divider, Group, Stack, Text, Tooltip } from '@mantine/core';
 import type { GroupState, HaStatus } from '../../client/types.gen';
 import { dateTime, relativeTime } from '../../lib/format';
-import { ROLE, type Role as HaRole } from '../../lib/ha';
+import { ROLE, roleIsAlarm, type Role as HaRole } from '../../lib/ha';
 import { HandOverActions } from './HandOverActions';
 
 /** The two nodes of the pair side by side: role, who takes changes, VRRP groups, reachability. */
 
 function RoleBadge({ role }: { role: HaRole | null }) {
-  const info = role ? ROLE[role] : null;
+  const info = ROLE[role ?? 'unknown'];
   return (
-    <Tooltip label={info?.help ?? 'Not reported'}>
-      <Badge color={info?.color ?? 'gray'} variant={role === 'active' ? 'filled' : 'light'} size="lg" data-testid="role">
-        {info?.label ?? 'unknown'}
+    <Tooltip label={role ? info.help : 'Not reported yet'}>
+      <Badge color={info.color} variant={role === 'active' || roleIsAlarm(role) ? 'filled' : 'light'} size="lg" data-testid="role">
+        {info.label}
       </Badge>
     </Tooltip>
   );
