@@ -1,5 +1,5 @@
 """What one API process remembers about its pair between requests: the peer's last answer,
-reachability, the sync state, the split-brain tracker, and the nonces of accepted peer requests.
+reachability, the sync state and the split-brain tracker.
 
 The database holds the pairing itself; all of this is rebuilt from the peer within one poll
 after a restart.
@@ -19,7 +19,6 @@ from sqlalchemy.orm import Session, sessionmaker
 from fulcrum.db import unit_of_work
 from fulcrum.ha import events
 from fulcrum.ha.local import set_maintenance
-from fulcrum.ha.peer_auth import NonceCache
 from fulcrum.ha.status import SplitBrainTracker
 from fulcrum.ha.wire import PeerStatus
 from fulcrum.models._types import utcnow
@@ -56,7 +55,6 @@ class HaRuntime:
     settings: Settings
     telemetry: Telemetry
     session_scope: Callable[[], AbstractContextManager[Session]]
-    nonces: NonceCache = field(default_factory=NonceCache)
     peer: PeerCache = field(default_factory=PeerCache)
     sync: SyncRecord = field(default_factory=SyncRecord)
     split: SplitBrainTracker = field(default_factory=SplitBrainTracker)
