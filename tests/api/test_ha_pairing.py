@@ -76,7 +76,7 @@ def test_wrong_expired_and_burnt_codes_and_a_name_clash_are_refused(tmp_path: Pa
             assert error["msg"].startswith("the pairing code was not accepted by the peer: the pairing code is wrong")
         assert "burnt" in error["msg"]
         # Beta answers a forged offer itself with 401.
-        forged = {"node": "mallory", "url": "http://127.0.0.1:9", "public_key": "11" * 32, "nonce": "22" * 16, "mac": "33" * 32}
+        forged = {"node": "mallory", "url": "http://127.0.0.1:9", "certificate": None, "peer_certificate": None, "public_key": "11" * 32, "nonce": "22" * 16, "mac": "33" * 32}
         assert httpx.post(f"{beta.url}/api/v1/peer/pair", json=forged).status_code == 401
         # Even the right code no longer works: it was burnt.
         refused = alpha.post("/ha/pair", {"peer_url": beta.url, "code": code, "local_url": alpha.url}, expect=422)

@@ -63,8 +63,8 @@ def test_only_fresh_requests_signed_with_the_pair_key_are_accepted(tmp_path: Pat
 
         # The client refuses an answer that is not signed with the pair key.
         with pytest.raises(PeerAuthFailed, match="refused this node's signature"):
-            PeerClient(beta.url, "alpha", b"k" * 32).get("/status")
-        assert PeerClient(beta.url, "alpha", key).get("/status").data["name"] == "beta"
+            PeerClient(beta.url, "alpha", b"k" * 32, None).get("/status")
+        assert PeerClient(beta.url, "alpha", key, None).get("/status").data["name"] == "beta"
 
         # Unpaired, nothing is accepted, whatever the key.
         beta.login("admin")

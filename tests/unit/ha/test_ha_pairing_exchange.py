@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -50,10 +51,16 @@ def test_the_code_is_checked_both_ways() -> None:
         pairing.accept_answer(right, offer, private, pairing.Answer("beta", forged_key, answer.nonce), mac)
     with pytest.raises(pairing.PairingRefused, match="does not prove"):
         pairing.accept_answer(right, offer, private, answer, pairing.answer_mac(wrong, offer, answer))
-    # ... nor A's: the offer's fields are all under A's proof.
-    tampered = pairing.Offer("alpha", "https://10.6.6.6", offer.public_key, offer.nonce)
-    with pytest.raises(pairing.PairingRefused):
-        pairing.answer_offer(right, tampered, pairing.offer_mac(right, offer), "beta")
+    # ... nor A's: the offer's fields are all under A's proof, the certificates included.
+    pinned = pairing.make_offer("alpha", "https://10.0.0.1", "a" * 64, "b" * 64)[0]
+    for original, tampered in (
+        (offer, replace(offer, url="https://10.6.6.6")),
+        (offer, replace(offer, certificate="c" * 64)),
+        (pinned, replace(pinned, certificate="c" * 64)),
+        (pinned, replace(pinned, peer_certificate=None)),
+    ):
+        with pytest.raises(pairing.PairingRefused):
+            pairing.answer_offer(right, tampered, pairing.offer_mac(right, original), "beta")
 
 
 def test_codes_have_sixty_bits_and_forgive_typing() -> None:

@@ -6,6 +6,11 @@ pose as B nor swap the public keys; the pair key is HKDF(shared secret, salt=cod
 info="fulcrum pair v1"). The code is 12 characters from a 32-letter alphabet (60 bits), lives 10
 minutes, is used once, and is burnt after 5 wrong tries. Only its hash is stored; the exchange is
 keyed with that hash, so the code is never needed again after it is shown.
+
+The offer also carries the fingerprint (SHA-256) of the TLS certificate A serves and of the one B
+presented to A, so both are covered by the MACs: B refuses when A saw another certificate than
+the one B serves (something terminates TLS between them), and each side pins the other's
+(fulcrum.ha.tls). Over plain HTTP (the lab) both are absent.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no I, O, 0, 1: nothing to 
 CODE_LENGTH = 12
 CODE_LIFETIME = timedelta(minutes=10)
 MAX_FAILURES = 5
-PROTOCOL = "fulcrum pair v1"
+PROTOCOL = "fulcrum pair v2"  # v2: the certificates in the offer
 
 
 class PairingRefused(Exception):
@@ -62,11 +67,14 @@ class Offer:
 
     node: str
     url: str
+    certificate: str | None  # SHA-256 of the certificate A serves at url; None over plain HTTP
+    peer_certificate: str | None  # of the one B presented to A; None over plain HTTP
     public_key: str  # X25519, 32 bytes hex
     nonce: str
 
     def transcript(self) -> str:
-        return "\n".join((PROTOCOL, "offer", self.node, self.url, self.public_key, self.nonce))
+        certificates = (self.certificate or "-", self.peer_certificate or "-")
+        return "\n".join((PROTOCOL, "offer", self.node, self.url, *certificates, self.public_key, self.nonce))
 
 
 @dataclass(frozen=True)
@@ -81,9 +89,9 @@ class Answer:
         return "\n".join((offer.transcript(), "answer", self.node, self.public_key, self.nonce))
 
 
-def make_offer(node: str, url: str) -> tuple[Offer, X25519PrivateKey]:
+def make_offer(node: str, url: str, certificate: str | None = None, peer_certificate: str | None = None) -> tuple[Offer, X25519PrivateKey]:
     private = X25519PrivateKey.generate()
-    return Offer(node, url, _public_hex(private), secrets.token_hex(16)), private
+    return Offer(node, url, certificate, peer_certificate, _public_hex(private), secrets.token_hex(16)), private
 
 
 def offer_mac(key: bytes, offer: Offer) -> str:
@@ -129,8 +137,13 @@ def current_pairing(session: Session) -> HaPairing | None:
     return session.get(HaPairing, 1)
 
 
-def store_pairing(session: Session, peer_name: str, peer_url: str, key: bytes, initiator: bool) -> HaPairing:
-    row = HaPairing(id=1, peer_name=peer_name, peer_url=peer_url, key=key.hex(), initiator=initiator)
+def store_pairing(
+    session: Session, peer_name: str, peer_url: str, key: bytes, initiator: bool, peer_certificate: str | None, own_certificate: str | None
+) -> HaPairing:
+    row = HaPairing(
+        id=1, peer_name=peer_name, peer_url=peer_url, key=key.hex(), initiator=initiator,
+        peer_certificate=peer_certificate, announced_certificate=own_certificate,
+    )  # fmt: skip
     session.add(row)
     session.flush()
     return row
@@ -183,4 +196,20 @@ def burn_code(session: Session) -> None:
     row = session.get(HaPairingCode, 1)
     if row is not None:
         session.delete(row)
+        session.flush()
+
+
+def pin_peer_certificate(session: Session, certificate: str) -> HaPairing | None:
+    """The peer announced a renewed certificate (in a signed request): pin it."""
+    row = current_pairing(session)
+    if row is not None:
+        row.peer_certificate = certificate
+        session.flush()
+    return row
+
+
+def certificate_announced(session: Session, certificate: str) -> None:
+    row = current_pairing(session)
+    if row is not None:
+        row.announced_certificate = certificate
         session.flush()

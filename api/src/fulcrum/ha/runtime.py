@@ -17,7 +17,7 @@ from datetime import datetime
 from sqlalchemy.orm import Session, sessionmaker
 
 from fulcrum.db import unit_of_work
-from fulcrum.ha import events
+from fulcrum.ha import events, tls
 from fulcrum.ha.local import set_maintenance
 from fulcrum.ha.status import SplitBrainTracker
 from fulcrum.ha.wire import PeerStatus
@@ -48,6 +48,8 @@ class PeerCache:
     reachable: bool | None = None  # None: not asked yet
     unreachable_since: datetime | None = None
     misses: int = 0  # failed requests since the last answer
+    # SHA-256 of the certificate the peer presents instead of the pinned one (ha.peer_untrusted)
+    untrusted_certificate: str | None = None
 
 
 @dataclass
@@ -63,10 +65,12 @@ class HaRuntime:
     # lineage id of a head the peer failed to apply -> monotonic time to try again
     retry_at: dict[str, float] = field(default_factory=dict)
     conflict_recorded: tuple[str, str] | None = None
+    # SHA-256 of the certificate this process serves (read at start-up, as the server loaded it).
+    served_certificate: str | None = None
 
     @classmethod
     def create(cls, settings: Settings, sessions: sessionmaker[Session], telemetry: Telemetry) -> HaRuntime:
-        return cls(settings, telemetry, lambda: _scope(sessions))
+        return cls(settings, telemetry, lambda: _scope(sessions), served_certificate=tls.served_fingerprint(settings.tls_certfile))
 
     # --- what the watcher and the endpoints report -----------------------------------------
 
@@ -89,11 +93,15 @@ class HaRuntime:
             self.peer.reachable = True
             self.peer.unreachable_since = None
             self.peer.misses = 0
+            self.peer.untrusted_certificate = None
         if was is False:
             events.emit(self.telemetry, "ha.peer_reachable", Severity.INFO, f"peer {status.name} answers again")
 
-    def peer_failed(self, name: str, problem: str) -> None:
-        """A request to the peer failed; after PEER_MISSES_TO_UNREACHABLE in a row it is unreachable."""
+    def peer_failed(self, name: str, problem: str, presented_certificate: str | None = None) -> None:
+        """A request to the peer failed; after PEER_MISSES_TO_UNREACHABLE in a row it is unreachable,
+        or untrusted when it presented a certificate other than the pinned one (`presented_certificate`).
+        A renewed certificate is announced by the peer within a poll or two, so one refusal is not
+        yet an alarm; every refused connection sent nothing all the same."""
         with self.lock:
             self.peer.misses += 1
             if self.peer.misses < PEER_MISSES_TO_UNREACHABLE:
@@ -102,7 +110,15 @@ class HaRuntime:
             self.peer.reachable = False
             if was is not False:
                 self.peer.unreachable_since = utcnow()
-        if was is not False:
+            newly_untrusted = presented_certificate is not None and presented_certificate != self.peer.untrusted_certificate
+            if presented_certificate is not None:
+                self.peer.untrusted_certificate = presented_certificate
+        if newly_untrusted:
+            events.emit(
+                self.telemetry, "ha.peer_untrusted", Severity.CRITICAL, f"peer {name} is not trusted: {problem}",
+                {"problem": problem, "presented_certificate": presented_certificate},
+            )  # fmt: skip
+        elif was is not False:
             events.emit(self.telemetry, "ha.peer_unreachable", Severity.WARNING, f"peer {name} is unreachable: {problem}", {"problem": problem})
         self.set_sync("unreachable", problem)
 

@@ -9,8 +9,8 @@ import logging
 import threading
 import time
 
-from fulcrum.ha import events, local, replication
-from fulcrum.ha.peer_client import PeerError
+from fulcrum.ha import events, local, membership, replication
+from fulcrum.ha.peer_client import PeerError, PeerUntrusted
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.ha.status import both_master, by_priority, relation
 from fulcrum.ha.view import LocalView, local_view
@@ -34,6 +34,9 @@ def poll(runtime: HaRuntime) -> tuple[LocalView, PeerStatus | None] | None:
         if not response.ok:
             raise PeerError(f"the peer answered its status request with {response.detail}")
         status = PeerStatus.model_validate(response.data)
+    except PeerUntrusted as error:
+        runtime.peer_failed(peer_name, str(error), error.presented)
+        return view, None
     except (PeerError, ValueError) as error:
         runtime.peer_failed(peer_name, str(error))
         return view, None
@@ -42,6 +45,7 @@ def poll(runtime: HaRuntime) -> tuple[LocalView, PeerStatus | None] | None:
 
 
 def tick(runtime: HaRuntime) -> None:
+    membership.announce_certificate(runtime)  # first: the peer cannot reach a renewed certificate before it
     polled = poll(runtime)
     if polled is None or polled[1] is None:
         return

@@ -86,6 +86,12 @@ def receive_config(_lock: CommitLock, body: wire.ConfigPush, caller: Peer, reque
     return replication.accept(session, _runtime(request), applier, body, caller.actor.source)
 
 
+@router.post("/certificate", status_code=status.HTTP_204_NO_CONTENT, summary="The peer renewed its certificate: pin the new one")
+def certificate(body: wire.CertificateAnnouncement, caller: Peer, request: Request, session: SessionDep) -> Response:
+    membership.peer_certificate_renewed(session, _runtime(request), caller.actor, body.certificate)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
 @router.post("/maintenance", summary="Enter or leave maintenance because the peer asks (make-active)")
 def maintenance(body: wire.MaintenanceOrder, caller: Peer, request: Request, session: SessionDep) -> MaintenanceState:
     reason = body.reason or f"asked by {caller.node}"
