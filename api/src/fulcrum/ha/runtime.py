@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from fulcrum.db import unit_of_work
 from fulcrum.ha import events, tls
 from fulcrum.ha.local import set_maintenance
+from fulcrum.ha.peer_auth import CLOCK_SKEW
 from fulcrum.ha.status import SplitBrainTracker
 from fulcrum.ha.wire import PeerStatus
 from fulcrum.models._types import utcnow
@@ -30,6 +31,10 @@ PUSH_RETRY_SECONDS = 60.0  # a push the peer could not apply is retried after th
 # Failed requests in a row before the peer counts as unreachable. One slow answer is not an outage:
 # with both VMs of the lab sharing two busy CPUs, single polls timed out while the pair was in sync.
 PEER_MISSES_TO_UNREACHABLE = 3
+# Peer requests are refused beyond peer_auth.CLOCK_SKEW (30 s); warn well before that, and call
+# the clocks fine again only well below the warning, so a skew near it does not flap.
+CLOCK_SKEW_ALARM = 10.0
+CLOCK_SKEW_CLEAR = 5.0
 
 
 @dataclass
@@ -50,6 +55,8 @@ class PeerCache:
     misses: int = 0  # failed requests since the last answer
     # SHA-256 of the certificate the peer presents instead of the pinned one (ha.peer_untrusted)
     untrusted_certificate: str | None = None
+    clock_offset: float | None = None  # seconds the peer's clock is ahead of this node's, last poll
+    clock_alarm: bool = False  # ha.clock_skew raised and not yet cleared
 
 
 @dataclass
@@ -96,6 +103,24 @@ class HaRuntime:
             self.peer.untrusted_certificate = None
         if was is False:
             events.emit(self.telemetry, "ha.peer_reachable", Severity.INFO, f"peer {status.name} answers again")
+
+    def peer_clock(self, name: str, offset: float) -> None:
+        """The skew measured on a poll (answered or refused); ha.clock_skew when it nears the limit."""
+        with self.lock:
+            self.peer.clock_offset = offset
+            raise_alarm = not self.peer.clock_alarm and abs(offset) >= CLOCK_SKEW_ALARM
+            clear_alarm = self.peer.clock_alarm and abs(offset) < CLOCK_SKEW_CLEAR
+            if raise_alarm or clear_alarm:
+                self.peer.clock_alarm = raise_alarm
+        detail = {"peer": name, "offset": round(offset, 3), "limit": CLOCK_SKEW}
+        if raise_alarm:
+            events.emit(
+                self.telemetry, "ha.clock_skew", Severity.CRITICAL if abs(offset) > CLOCK_SKEW else Severity.WARNING,
+                f"clocks differ by {abs(offset):.0f} s: {name}'s is {'ahead' if offset > 0 else 'behind'}; peer requests are refused beyond {CLOCK_SKEW} s (check time sync on both nodes)",
+                detail,
+            )  # fmt: skip
+        elif clear_alarm:
+            events.emit(self.telemetry, "ha.clock_skew", Severity.INFO, f"clocks agree again: {name}'s differs by {abs(offset):.1f} s", detail)
 
     def peer_failed(self, name: str, problem: str, presented_certificate: str | None = None) -> None:
         """A request to the peer failed; after PEER_MISSES_TO_UNREACHABLE in a row it is unreachable,

@@ -111,6 +111,7 @@ def ha_status(session: Session, runtime: HaRuntime) -> HaStatus:
                 writer=peer_state.writer if peer_state else None,
                 certificate=view.pairing.peer_certificate,
                 untrusted_certificate=cache.untrusted_certificate,
+                clock_offset=round(cache.clock_offset, 3) if cache.clock_offset is not None else None,
             )
         sync_state = "unpaired" if view.pairing is None else (sync.state if sync.state != "unpaired" else "unreachable")
         message = sync.message

@@ -67,6 +67,9 @@ class HaPeer(BaseModel):
     # The peer presents another certificate than the pinned one: every connection is refused
     # (the ha.peer_untrusted alarm). Its SHA-256.
     untrusted_certificate: str | None
+    # Seconds the peer's clock is ahead of this node's (negative: behind), measured on the last
+    # poll; peer requests are refused beyond 30 s, the ha.clock_skew alarm comes at 10 s.
+    clock_offset: float | None
 
 
 class HaSync(BaseModel):
