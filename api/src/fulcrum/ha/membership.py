@@ -12,7 +12,7 @@ import httpx
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
-from fulcrum.errors import ConfigInvalid, Conflict, Unauthorized
+from fulcrum.errors import ConfigInvalid, Conflict, TooManyRequests, Unauthorized
 from fulcrum.ha import events, pairing, replication, tls, wire
 from fulcrum.ha.peer_client import PeerError, response_detail
 from fulcrum.ha.runtime import HaRuntime
@@ -87,6 +87,8 @@ def pair_with(runtime: HaRuntime, actor: audit.Actor, request: PairRequest) -> P
         raise _invalid("code", f"the pairing code was not accepted by the peer: {detail}")
     if response.status_code == 409:
         raise Conflict(f"the peer refused to pair: {detail}")
+    if response.status_code == 429:
+        raise TooManyRequests(f"the peer takes no more pairing codes from this node: {detail}")
     if response.status_code != 200:
         raise _invalid("peer_url", f"{peer_url} answered HTTP {response.status_code}: {detail}")
     try:
@@ -118,15 +120,17 @@ def answer_offer(session: Session, runtime: HaRuntime, offer: wire.Offer, source
     if offer.node == name:
         raise Conflict(f"both nodes are named {name!r}; give each node its own name (PUT /api/v1/node) before pairing")
     try:
-        key = pairing.live_code_key(session)
+        key = pairing.live_code_key(session, source)
+    except pairing.SourceLimited as error:
+        raise TooManyRequests(str(error)) from None
     except pairing.PairingRefused as error:
         raise PairingRejected(str(error)) from None
     fields = pairing.Offer(offer.node, offer.url, offer.certificate, offer.peer_certificate, offer.public_key, offer.nonce)
     try:
         answer, mac, pair_key = pairing.answer_offer(key, fields, offer.mac, name)
     except pairing.PairingRefused as error:
-        left = pairing.code_failed(session)
-        raise PairingRejected(f"{error}; {left} tries left" if left else f"{error}; the code is burnt now, create a new one") from None
+        left = pairing.code_failed(session, source)
+        raise PairingRejected(f"{error}; {left} tries left from {source}" if left else f"{error}; no tries left from {source}, create a new code") from None
     # The offer proved the code; these refusals leave it valid for a corrected try.
     if offer.peer_certificate != runtime.served_certificate:
         raise Conflict(

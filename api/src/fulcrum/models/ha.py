@@ -75,6 +75,8 @@ class HaPairingCode(Base):
     code_hash: Mapped[str] = mapped_column(String(64))
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
     failures: Mapped[int] = mapped_column(Integer, default=0)
+    # wrong tries per source address: one address cannot burn the code for everyone
+    failures_by_source: Mapped[dict[str, int]] = mapped_column(JSON, default=dict, server_default="{}")
 
 
 class PeerNonce(Base):
