@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import datetime
+import hashlib
+import ipaddress
 import json
 import os
 import select
 import signal
 import socket
 import sqlite3
+import ssl
 import subprocess
 import sys
 import threading
@@ -28,6 +32,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from apitest import PASSWORD
 
@@ -54,14 +62,15 @@ def wait_for(what: str, check: Callable[[], Any], deadline: float = WAIT_DEADLIN
 
 
 class Node:
-    """One appliance's API in its own process."""
+    """One appliance's API in its own process; over HTTPS with a generated certificate if `tls`
+    (as the appliance serves it), and with its wall clock `clock_offset` seconds off if given."""
 
-    def __init__(self, root: Path, name: str, sync_interval: float = 0.3) -> None:
+    def __init__(self, root: Path, name: str, sync_interval: float = 0.3, tls: bool = False, clock_offset: float = 0.0) -> None:
         self.name = name
         self.data = root / name
         self.data.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         self.fifo = self.data / "vrrp.fifo"
         self.maintenance_file = self.data / "state" / "maintenance"
         self.env = {
@@ -73,13 +82,50 @@ class Node:
             "FULCRUM_NOTIFY_FIFO": str(self.fifo),
             "FULCRUM_HA_SYNC_INTERVAL": str(sync_interval),
         }
+        self.clock_offset = clock_offset
+        self.tls: tuple[Path, Path] | None = None
+        self.certificates = 0
+        if tls:
+            self.new_certificate()
         self.pid: int | None = None
-        self.http = httpx.Client(base_url=self.url, timeout=60)
+        self.http = self._client()
+
+    def new_certificate(self) -> str:
+        """A fresh key and self-signed certificate, served from the next start; its SHA-256."""
+        self.certificates += 1
+        key = ec.generate_private_key(ec.SECP256R1())
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{self.name} #{self.certificates}")])
+        now = datetime.datetime.now(datetime.UTC)
+        certificate = (
+            x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            .sign(key, hashes.SHA256())
+        )  # fmt: skip
+        tls = self.data / "tls"
+        tls.mkdir(exist_ok=True)
+        certfile, keyfile = tls / f"api-{self.certificates}.crt", tls / f"api-{self.certificates}.key"
+        certfile.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+        keyfile.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+        self.tls = (certfile, keyfile)
+        self.env["FULCRUM_TLS_CERTFILE"] = str(certfile)
+        return hashlib.sha256(certificate.public_bytes(serialization.Encoding.DER)).hexdigest()
+
+    def _client(self) -> httpx.Client:
+        """The test's own client: over HTTPS it trusts exactly the certificate the node serves."""
+        if self.tls is None:
+            return httpx.Client(base_url=self.url, timeout=60)
+        context = ssl.create_default_context(cafile=str(self.tls[0]))
+        return httpx.Client(base_url=self.url, timeout=60, verify=context)
 
     # --- the process ---------------------------------------------------------------------------
 
     def start(self, wait: bool = True) -> Node:
-        self.pid = spawn(self.port, self.env, self.data / "api.log")
+        headers = self.http.headers
+        self.http = self._client()  # the certificate may be new
+        self.http.headers.update(headers)
+        self.pid = spawn(self.port, self.env, self.data / "api.log", self.tls, self.clock_offset)
         if wait:
             self.wait_ready()
         return self
@@ -245,9 +291,12 @@ class Gate:
 
 
 @contextlib.contextmanager
-def two_nodes(root: Path, gated: bool = False) -> Iterator[tuple[Node, Node, Gate | None, Gate | None]]:
-    """alpha and beta, started and set up (not paired); with gates in front of each if `gated`."""
-    alpha, beta = Node(root, "alpha"), Node(root, "beta")
+def two_nodes(
+    root: Path, gated: bool = False, tls: bool = False, beta_clock_offset: float = 0.0
+) -> Iterator[tuple[Node, Node, Gate | None, Gate | None]]:
+    """alpha and beta, started and set up (not paired); with gates in front of each if `gated`,
+    over HTTPS if `tls`, beta's clock off by `beta_clock_offset` seconds."""
+    alpha, beta = Node(root, "alpha", tls=tls), Node(root, "beta", tls=tls, clock_offset=beta_clock_offset)
     gates: tuple[Gate | None, Gate | None] = (None, None)
     try:
         alpha.start(wait=False)
@@ -286,14 +335,15 @@ def in_sync(alpha: Node, beta: Node) -> bool:
 _zygote: subprocess.Popen[str] | None = None
 
 
-def spawn(port: int, env: dict[str, str], log: Path) -> int:
+def spawn(port: int, env: dict[str, str], log: Path, tls: tuple[Path, Path] | None = None, clock_offset: float = 0.0) -> int:
     """A node's API forked by the zygote (started on first use); returns its pid."""
     global _zygote
     if _zygote is None or _zygote.poll() is not None:
         _zygote = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         atexit.register(_end_zygote, _zygote)
     assert _zygote.stdin is not None and _zygote.stdout is not None
-    _zygote.stdin.write(json.dumps({"port": port, "env": env, "log": str(log)}) + "\n")
+    request = {"port": port, "env": env, "log": str(log), "tls": [str(p) for p in tls] if tls else None, "clock_offset": clock_offset}
+    _zygote.stdin.write(json.dumps(request) + "\n")
     _zygote.stdin.flush()
     return int(_zygote.stdout.readline())
 
@@ -314,7 +364,7 @@ def alive(pid: int) -> bool:
     return True
 
 
-def _serve(port: int, env: dict[str, str], log_path: str) -> None:
+def _serve(port: int, env: dict[str, str], log_path: str, tls: list[str] | None, clock_offset: float) -> None:
     """In the forked child: become the node's API; never returns."""
     try:
         log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -328,10 +378,14 @@ def _serve(port: int, env: dict[str, str], log_path: str) -> None:
         os.environ.update(env)
         import uvicorn
 
+        from fulcrum.ha import clock
         from fulcrum.main import create_app
         from fulcrum.settings import Settings
 
-        uvicorn.run(create_app(Settings()), host="127.0.0.1", port=port, log_level="warning")
+        if clock_offset:
+            clock.now = lambda: time.time() + clock_offset  # this node's wall clock is off
+        certfile, keyfile = tls or (None, None)
+        uvicorn.run(create_app(Settings()), host="127.0.0.1", port=port, log_level="warning", ssl_certfile=certfile, ssl_keyfile=keyfile)
     except BaseException:
         traceback.print_exc()
     finally:
@@ -353,7 +407,7 @@ def _zygote_main() -> None:
         request = json.loads(line)
         pid = os.fork()
         if pid == 0:
-            _serve(request["port"], request["env"], request["log"])
+            _serve(request["port"], request["env"], request["log"], request["tls"], request["clock_offset"])
         print(pid, flush=True)
 
 

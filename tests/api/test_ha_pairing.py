@@ -69,18 +69,25 @@ def test_wrong_expired_and_burnt_codes_and_a_name_clash_are_refused(tmp_path: Pa
 
         code = beta.post("/ha/pairing-code", expect=201).json()["code"]
         wrong = "ABCD-EFGH-JKLM" if code != "ABCD-EFGH-JKLM" else "ABCD-EFGH-JKLN"
-        for _ in range(5):
+        for left in (2, 1, 0):
             answer = alpha.post("/ha/pair", {"peer_url": beta.url, "code": wrong, "local_url": alpha.url}, expect=422)
             error = answer.json()["detail"][0]
             assert error["loc"] == ["body", "code"]
             assert error["msg"].startswith("the pairing code was not accepted by the peer: the pairing code is wrong")
-        assert "burnt" in error["msg"]
-        # Beta answers a forged offer itself with 401.
-        forged = {"node": "mallory", "url": "http://127.0.0.1:9", "public_key": "11" * 32, "nonce": "22" * 16, "mac": "33" * 32}
-        assert httpx.post(f"{beta.url}/api/v1/peer/pair", json=forged).status_code == 401
-        # Even the right code no longer works: it was burnt.
-        refused = alpha.post("/ha/pair", {"peer_url": beta.url, "code": code, "local_url": alpha.url}, expect=422)
-        assert "burnt" in refused.json()["detail"][0]["msg"]
+            assert (f"{left} tries left from 127.0.0.1" if left else "no tries left from 127.0.0.1") in error["msg"]
+        # alpha's address has used its tries: not even the right code is tried from there.
+        limited = alpha.post("/ha/pair", {"peer_url": beta.url, "code": code, "local_url": alpha.url}, expect=429)
+        assert "3 wrong pairing codes came from 127.0.0.1" in limited.json()["detail"]
+        # Anyone else who reaches the port gets 3 tries per address; 10 wrong tries burn the code.
+        forged = {"node": "mallory", "url": "http://127.0.0.1:9", "certificate": None, "peer_certificate": None, "public_key": "11" * 32, "nonce": "22" * 16, "mac": "33" * 32}
+        for source, expected in (("127.0.0.2", [401, 401, 401, 429]), ("127.0.0.3", [401, 401, 401, 429]), ("127.0.0.4", [401])):
+            with httpx.Client(transport=httpx.HTTPTransport(local_address=source)) as http:
+                assert [http.post(f"{beta.url}/api/v1/peer/pair", json=forged).status_code for _ in expected] == expected
+        assert beta.sql("SELECT failures FROM ha_pairing_code") == [(10,)]
+        # Even the right code no longer works, from a fresh address too: it was burnt.
+        with httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.5")) as http:
+            burnt = http.post(f"{beta.url}/api/v1/peer/pair", json=forged)
+        assert burnt.status_code == 401 and "burnt after 10 wrong tries" in burnt.json()["detail"]
         assert alpha.sql("SELECT count(*) FROM ha_pairing") == [(0,)] == beta.sql("SELECT count(*) FROM ha_pairing")
 
         unreachable = alpha.post("/ha/pair", {"peer_url": "http://127.0.0.1:9", "code": code, "local_url": alpha.url}, expect=422)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated
 
 from fastapi import Depends, Request
-from sqlalchemy import MetaData, create_engine, event
+from sqlalchemy import MetaData, create_engine, event, make_url
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
@@ -52,6 +54,20 @@ def make_engine(url: str) -> Engine:
             connection.exec_driver_sql(connection.get_execution_options().get(BEGIN_OPTION, "BEGIN"))
 
     return engine
+
+
+def protect_database_file(url: str) -> None:
+    """Make the SQLite file readable by this process's user only: it holds the HA pair key,
+    password hashes and tokens' hashes. SQLite creates its -wal and -shm files with the database
+    file's mode, so later ones follow; existing ones are fixed here too. The appliance's API runs
+    with UMask=0077 already; this covers a database made before that, or by another process."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        return
+    for suffix in ("", "-wal", "-shm"):
+        path = Path(parsed.database + suffix)
+        if path.exists():
+            os.chmod(path, 0o600)
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:

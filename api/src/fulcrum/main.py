@@ -14,7 +14,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from fulcrum import __version__, migrate
-from fulcrum.db import make_engine, make_sessionmaker
+from fulcrum.db import make_engine, make_sessionmaker, protect_database_file
 from fulcrum.errors import install_error_handler
 from fulcrum.ha.asgi import SignPeerResponses
 from fulcrum.ha.guard import require_writer
@@ -48,6 +48,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         assert settings.database_url is not None
         await asyncio.to_thread(migrate.upgrade, settings.database_url)
+        protect_database_file(settings.database_url)
         engine = make_engine(settings.database_url)
         app.state.sessionmaker = make_sessionmaker(engine)
         app.state.applier = applier or make_applier(settings)

@@ -46,6 +46,10 @@ class Settings(BaseSettings):
 
     webui_dir: Path | None = None  # built dashboard assets served at /
 
+    # The certificate (PEM) the API serves over HTTPS, read at start-up: the HA peer pins its
+    # SHA-256. None: the API serves plain HTTP (the lab, tests) and the peer link has no TLS.
+    tls_certfile: Path | None = None
+
     # HA pair. The maintenance file is keepalived's track file: a non-zero number in it hands the
     # VIPs to the peer (the renderer and the API both use this path).
     maintenance_file: Path | None = None  # default: state_dir / "maintenance"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -50,10 +51,16 @@ def test_the_code_is_checked_both_ways() -> None:
         pairing.accept_answer(right, offer, private, pairing.Answer("beta", forged_key, answer.nonce), mac)
     with pytest.raises(pairing.PairingRefused, match="does not prove"):
         pairing.accept_answer(right, offer, private, answer, pairing.answer_mac(wrong, offer, answer))
-    # ... nor A's: the offer's fields are all under A's proof.
-    tampered = pairing.Offer("alpha", "https://10.6.6.6", offer.public_key, offer.nonce)
-    with pytest.raises(pairing.PairingRefused):
-        pairing.answer_offer(right, tampered, pairing.offer_mac(right, offer), "beta")
+    # ... nor A's: the offer's fields are all under A's proof, the certificates included.
+    pinned = pairing.make_offer("alpha", "https://10.0.0.1", "a" * 64, "b" * 64)[0]
+    for original, tampered in (
+        (offer, replace(offer, url="https://10.6.6.6")),
+        (offer, replace(offer, certificate="c" * 64)),
+        (pinned, replace(pinned, certificate="c" * 64)),
+        (pinned, replace(pinned, peer_certificate=None)),
+    ):
+        with pytest.raises(pairing.PairingRefused):
+            pairing.answer_offer(right, tampered, pairing.offer_mac(right, original), "beta")
 
 
 def test_codes_have_sixty_bits_and_forgive_typing() -> None:
@@ -65,31 +72,41 @@ def test_codes_have_sixty_bits_and_forgive_typing() -> None:
     assert len({pairing.new_code() for _ in range(200)}) == 200
 
 
-def test_a_code_is_stored_hashed_and_burnt_after_five_wrong_tries(session: Session) -> None:
+def test_a_code_is_stored_hashed_each_address_gets_three_tries_and_ten_burn_it(session: Session) -> None:
     code, expires = pairing.issue_code(session)
     stored = session.execute(pairing.HaPairingCode.__table__.select()).one()
     assert code.replace("-", "") not in str(stored) and stored.code_hash == pairing.code_key(code).hex()
-    assert pairing.live_code_key(session) == pairing.code_key(code)
-    for left in (4, 3, 2, 1, 0):
-        assert pairing.code_failed(session) == left
-    with pytest.raises(pairing.PairingRefused, match="burnt"):
-        pairing.live_code_key(session)
-    pairing.issue_code(session)  # a new code starts over
-    pairing.live_code_key(session)
+    assert pairing.live_code_key(session, "192.0.2.1") == pairing.code_key(code)
+    for left in (2, 1, 0):
+        assert pairing.code_failed(session, "192.0.2.1") == left
+    with pytest.raises(pairing.SourceLimited, match="3 wrong pairing codes came from 192.0.2.1"):
+        pairing.live_code_key(session, "192.0.2.1")
+    pairing.live_code_key(session, "192.0.2.2")  # another address may still try
+    for source in ("192.0.2.2", "192.0.2.3"):
+        for _ in range(3):
+            pairing.code_failed(session, source)
+    assert pairing.code_failed(session, "192.0.2.4") == 0  # the tenth wrong try overall
+    for source in ("192.0.2.4", "192.0.2.5"):
+        with pytest.raises(pairing.PairingRefused, match="burnt after 10 wrong tries"):
+            pairing.live_code_key(session, source)
+    # The chance that those guesses paired: burning the code is all they could do.
+    assert pairing.MAX_FAILURES / len(pairing.CODE_ALPHABET) ** pairing.CODE_LENGTH < 1e-17
+    pairing.issue_code(session)  # a new code starts over, for every address
+    pairing.live_code_key(session, "192.0.2.1")
 
 
 def test_a_code_expires_after_ten_minutes(session: Session) -> None:
     _, expires = pairing.issue_code(session)
     assert timedelta(minutes=9, seconds=59) < expires - utcnow() <= timedelta(minutes=10)
-    pairing.live_code_key(session, now=expires - timedelta(seconds=1))
+    pairing.live_code_key(session, "192.0.2.1", now=expires - timedelta(seconds=1))
     with pytest.raises(pairing.PairingRefused, match="expired"):
-        pairing.live_code_key(session, now=expires)
+        pairing.live_code_key(session, "192.0.2.1", now=expires)
 
 
 def test_without_a_code_nothing_pairs(session: Session) -> None:
     with pytest.raises(pairing.PairingRefused, match="no pairing code"):
-        pairing.live_code_key(session)
+        pairing.live_code_key(session, "192.0.2.1")
     code, _ = pairing.issue_code(session)
     pairing.burn_code(session)
     with pytest.raises(pairing.PairingRefused, match="no pairing code"):
-        pairing.live_code_key(session)
+        pairing.live_code_key(session, "192.0.2.1")

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from sqlalchemy.orm import Session
 
+from fulcrum import migrate
+from fulcrum.db import make_engine
+from fulcrum.ha import clock
+from fulcrum.ha.nonces import StoredNonces
+from fulcrum.models.ha import PeerNonce
 from fulcrum.ha.peer_auth import (
     CLOCK_SKEW,
-    NonceCache,
+    NONCE_MEMORY,
     PeerAuthError,
     response_signature,
     sign_request,
@@ -21,12 +29,22 @@ PATH = "/api/v1/peer/config"
 BODY = b'{"shared": {}}'
 
 
+@pytest.fixture
+def session(tmp_path: Path) -> Iterator[Session]:
+    url = f"sqlite:///{tmp_path / 'nonces.db'}"
+    migrate.upgrade(url)
+    engine = make_engine(url)
+    with Session(engine) as session:
+        yield session
+    engine.dispose()
+
+
 def headers_of(signed) -> dict[str, str]:  # type: ignore[no-untyped-def]
     return {k.lower(): v for k, v in signed.as_dict().items()}
 
 
-def test_a_signed_request_passes_once() -> None:
-    nonces = NonceCache()
+def test_a_signed_request_passes_once(session: Session) -> None:
+    nonces = StoredNonces(session)
     headers = headers_of(sign_request(KEY, "alpha", "POST", PATH, BODY))
     accepted = verify_request(KEY, nonces, "POST", PATH, headers, BODY)
     assert accepted.node == "alpha"
@@ -44,53 +62,62 @@ def test_a_signed_request_passes_once() -> None:
         ({"node": "mallory"}, "signature does not match"),
     ],
 )
-def test_anything_altered_breaks_the_signature(change: dict[str, object], reason: str) -> None:
+def test_anything_altered_breaks_the_signature(change: dict[str, object], reason: str, session: Session) -> None:
     request = {"method": "POST", "path": PATH, "body": BODY, "key": KEY, "node": "alpha"}
     headers = headers_of(sign_request(KEY, "alpha", "POST", PATH, BODY))
     if "node" in change:
         headers["x-fulcrum-node"] = str(change["node"])
     request.update({k: v for k, v in change.items() if k != "node"})
     with pytest.raises(PeerAuthError, match=reason):
-        verify_request(request["key"], NonceCache(), request["method"], request["path"], headers, request["body"])  # type: ignore[arg-type]
+        verify_request(request["key"], StoredNonces(session), request["method"], request["path"], headers, request["body"])  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("offset", [-(CLOCK_SKEW + 1), CLOCK_SKEW + 1])
-def test_a_timestamp_outside_the_window_is_refused(offset: int) -> None:
-    now = time.time()
+def test_a_timestamp_outside_the_window_is_refused(offset: int, session: Session) -> None:
+    now = float(int(time.time()))  # timestamps are whole seconds
     headers = headers_of(sign_request(KEY, "alpha", "GET", PATH, b"", now=now + offset))
-    with pytest.raises(PeerAuthError, match="away from this node's clock"):
-        verify_request(KEY, NonceCache(), "GET", PATH, headers, b"", now=now)
+    with pytest.raises(PeerAuthError, match=f"clocks differ by {CLOCK_SKEW + 1} s"):
+        verify_request(KEY, StoredNonces(session), "GET", PATH, headers, b"", now=now)
 
 
-def test_within_the_window_is_accepted() -> None:
+def test_within_the_window_is_accepted(session: Session) -> None:
     now = time.time()
     headers = headers_of(sign_request(KEY, "alpha", "GET", PATH, b"", now=now - CLOCK_SKEW + 1))
-    verify_request(KEY, NonceCache(), "GET", PATH, headers, b"", now=now)
+    verify_request(KEY, StoredNonces(session), "GET", PATH, headers, b"", now=now)
 
 
-def test_missing_or_malformed_headers_are_named() -> None:
+def test_missing_or_malformed_headers_are_named(session: Session) -> None:
     headers = headers_of(sign_request(KEY, "alpha", "GET", PATH, b""))
     for name in ("x-fulcrum-node", "x-fulcrum-timestamp", "x-fulcrum-nonce", "x-fulcrum-signature"):
         partial = {k: v for k, v in headers.items() if k != name}
         with pytest.raises(PeerAuthError, match="is missing"):
-            verify_request(KEY, NonceCache(), "GET", PATH, partial, b"")
+            verify_request(KEY, StoredNonces(session), "GET", PATH, partial, b"")
     with pytest.raises(PeerAuthError, match="not a unix time"):
-        verify_request(KEY, NonceCache(), "GET", PATH, {**headers, "x-fulcrum-timestamp": "soon"}, b"")
+        verify_request(KEY, StoredNonces(session), "GET", PATH, {**headers, "x-fulcrum-timestamp": "soon"}, b"")
 
 
-def test_nonces_are_remembered_for_longer_than_a_timestamp_passes() -> None:
-    cache = NonceCache()
-    assert cache.memory > 2 * CLOCK_SKEW
-    assert cache.first_use("a" * 32, now=0.0)
-    assert not cache.first_use("a" * 32, now=cache.memory - 0.5)
-    assert cache.first_use("a" * 32, now=cache.memory + 0.5)  # long expired: its timestamp cannot pass
+def test_nonces_are_remembered_for_longer_than_a_timestamp_passes(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    now = float(int(time.time()))
+    headers = headers_of(sign_request(KEY, "alpha", "GET", PATH, b"", now=now))
+    verify_request(KEY, StoredNonces(session), "GET", PATH, headers, b"", now=now)
+    assert NONCE_MEMORY > 2 * CLOCK_SKEW
+    # Until the timestamp can no longer pass, the nonce is refused; then it is forgotten.
+    monkeypatch.setattr(clock, "now", lambda: now + CLOCK_SKEW)
+    with pytest.raises(PeerAuthError, match="replayed"):
+        verify_request(KEY, StoredNonces(session), "GET", PATH, headers, b"", now=now + CLOCK_SKEW)
+    monkeypatch.setattr(clock, "now", lambda: now + NONCE_MEMORY + 1)
+    assert StoredNonces(session).first_use("b" * 32, now + 2 * NONCE_MEMORY)
+    assert session.query(PeerNonce).count() == 1  # the first one expired and went
 
 
-def test_responses_are_bound_to_the_request_nonce_status_and_body() -> None:
-    signature = response_signature(KEY, 200, "n" * 32, b"{}")
-    verify_response(KEY, 200, "n" * 32, {"x-fulcrum-signature": signature}, b"{}")
+def test_responses_are_bound_to_the_request_nonce_status_time_and_body() -> None:
+    signature = response_signature(KEY, 200, "n" * 32, "1000.000", b"{}")
+    signed = {"x-fulcrum-signature": signature, "x-fulcrum-time": "1000.000"}
+    verify_response(KEY, 200, "n" * 32, signed, b"{}")
     for status, nonce, body in ((409, "n" * 32, b"{}"), (200, "m" * 32, b"{}"), (200, "n" * 32, b"[]")):
         with pytest.raises(PeerAuthError):
-            verify_response(KEY, status, nonce, {"x-fulcrum-signature": signature}, body)
+            verify_response(KEY, status, nonce, signed, body)
+    with pytest.raises(PeerAuthError):  # the responder's clock is signed too
+        verify_response(KEY, 200, "n" * 32, {**signed, "x-fulcrum-time": "1060.000"}, b"{}")
     with pytest.raises(PeerAuthError, match="not signed"):
         verify_response(KEY, 200, "n" * 32, {}, b"{}")

@@ -565,6 +565,10 @@ export type HaDiff = {
  */
 export type HaNode = {
     /**
+     * Certificate
+     */
+    certificate: string | null;
+    /**
      * Groups
      */
     groups: Array<GroupState>;
@@ -599,6 +603,14 @@ export type HaPeer = {
      */
     applied_revision: number | null;
     /**
+     * Certificate
+     */
+    certificate: string | null;
+    /**
+     * Clock Offset
+     */
+    clock_offset: number | null;
+    /**
      * Groups
      */
     groups: Array<GroupState>;
@@ -622,6 +634,10 @@ export type HaPeer = {
      * Unreachable Since
      */
     unreachable_since: string | null;
+    /**
+     * Untrusted Certificate
+     */
+    untrusted_certificate: string | null;
     /**
      * Url
      */

@@ -1,12 +1,12 @@
 import { ApiError } from '../api/errors';
 import type { HaStatus } from '../client/types.gen';
-import { activeNodeName, activeSide, haAlarms, lastingUnknownRoles, normalizePairingCode, pairingCodeError, peerHost, peerUrlError, peerUrlFrom, standbyNotice, syncSummary, UNKNOWN_ROLE_GRACE_MS } from './ha';
+import { activeNodeName, activeSide, clockText, haAlarms, lastingUnknownRoles, normalizePairingCode, pairingCodeError, peerHost, peerUrlError, peerUrlFrom, standbyNotice, syncSummary, UNKNOWN_ROLE_GRACE_MS } from './ha';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 
 function status(over: { node?: Partial<HaStatus['node']>; peer?: Partial<NonNullable<HaStatus['peer']>> | null; sync?: Partial<HaStatus['sync']>; split?: Partial<HaStatus['split_brain']> } = {}): HaStatus {
   return {
-    node: { name: 'lb1', role: 'active', groups: [], maintenance: false, writer: true, priority: 150, ...over.node },
+    node: { name: 'lb1', role: 'active', groups: [], maintenance: false, writer: true, priority: 150, certificate: null, ...over.node },
     peer:
       over.peer === null
         ? null
@@ -20,6 +20,9 @@ function status(over: { node?: Partial<HaStatus['node']>; peer?: Partial<NonNull
             groups: [],
             applied_revision: 7,
             writer: false,
+            certificate: 'ab'.repeat(32),
+            untrusted_certificate: null,
+            clock_offset: 0.2,
             ...over.peer,
           },
     sync: { state: 'in_sync', local_revision: 7, local_hash: 'a', peer_revision: 7, peer_hash: 'a', since: '2026-03-01T11:50:00Z', message: '', ...over.sync },
@@ -52,7 +55,28 @@ describe('syncSummary', () => {
   });
 });
 
+describe('clockText', () => {
+  it('says how far the peer clock is, and which way', () => {
+    expect(clockText(null)).toBe('not measured yet');
+    expect(clockText(-0.24)).toBe('in step (0.2 s)');
+    expect(clockText(15.2)).toBe("15 s ahead of this node's");
+    expect(clockText(-61)).toBe("61 s behind this node's");
+  });
+});
+
 describe('haAlarms', () => {
+  it('raises a peer presenting another certificate than the pinned one', () => {
+    const [alarm] = haAlarms(status({ peer: { untrusted_certificate: 'cd'.repeat(32) } }));
+    expect(alarm).toMatchObject({ id: 'ha-peer-untrusted', severity: 'critical', title: 'Peer lb2 presents an unknown certificate' });
+    expect(alarm.message).toContain('SHA-256 CD:CD:CD:CD:CD:CD:CD:CD…');
+  });
+  it('warns of clock skew well before the peers refuse each other, and is critical beyond', () => {
+    expect(haAlarms(status({ peer: { clock_offset: 9.9 } }))).toEqual([]);
+    expect(haAlarms(status({ peer: { clock_offset: -12 } }))[0]).toMatchObject({ id: 'ha-clock-skew', severity: 'warning', title: 'Clocks differ by 12 s' });
+    const refused = haAlarms(status({ peer: { clock_offset: 60.4 } }))[0];
+    expect(refused).toMatchObject({ severity: 'critical', title: 'Clocks differ by 60 s' });
+    expect(refused.message).toMatch(/^lb2's clock is 60 s ahead of this node's\. The nodes refuse/);
+  });
   it('is quiet for a healthy pair and for a lone node', () => {
     expect(haAlarms(status())).toEqual([]);
     expect(haAlarms(status({ node: { role: 'standalone' }, peer: null, sync: { state: 'unpaired' } }))).toEqual([]);

@@ -73,6 +73,23 @@ function extra(message: string): string {
   return message ? ` (${message})` : '';
 }
 
+/** Peer requests are refused beyond this skew (the API's peer_auth.CLOCK_SKEW); it alarms from CLOCK_ALARM_SECONDS. */
+export const CLOCK_LIMIT_SECONDS = 30;
+export const CLOCK_ALARM_SECONDS = 10;
+
+/** "in step (0.2 s)", "15 s ahead of this node's", from the skew measured on the last poll. */
+export function clockText(offset: number | null): string {
+  if (offset === null) return 'not measured yet';
+  const size = Math.abs(offset);
+  if (size < 1) return `in step (${size.toFixed(1)} s)`;
+  return `${size.toFixed(0)} s ${offset > 0 ? 'ahead of' : 'behind'} this node's`;
+}
+
+/** The first bytes of a SHA-256, as operators compare them: "AB:CD:EF:01:…". */
+export function shortFingerprint(sha256: string): string {
+  return `${sha256.slice(0, 16).toUpperCase().match(/../g)?.join(':')}…`;
+}
+
 /**
  * What the overview raises about the pair. `lastingUnknown`: the nodes whose role has been
  * unknown long enough to raise (useLastingUnknownRoles); by default every one that is.
@@ -107,6 +124,27 @@ export function haAlarms(status: HaStatus | undefined, lastingUnknown: string[] 
       severity: 'critical',
       title: `Peer ${peer.name} is unreachable`,
       message: `${peer.unreachable_since ? `Since ${dateTime(peer.unreachable_since)}: ` : ''}no configuration sync, and this node cannot see whether the peer could take over.`,
+      link: '/ha',
+    });
+  }
+  if (peer?.untrusted_certificate) {
+    alarms.push({
+      id: 'ha-peer-untrusted',
+      severity: 'critical',
+      title: `Peer ${peer.name} presents an unknown certificate`,
+      message: `Its certificate (SHA-256 ${shortFingerprint(peer.untrusted_certificate)}) is not the one pinned at pairing, so every connection to it is refused and nothing is synced. A renewed certificate is announced by ${peer.name} itself once it runs; otherwise something is between the nodes.`,
+      link: '/ha',
+    });
+  }
+  if (peer && peer.clock_offset !== null && Math.abs(peer.clock_offset) >= CLOCK_ALARM_SECONDS) {
+    const refused = Math.abs(peer.clock_offset) > CLOCK_LIMIT_SECONDS;
+    alarms.push({
+      id: 'ha-clock-skew',
+      severity: refused ? 'critical' : 'warning',
+      title: `Clocks differ by ${Math.abs(peer.clock_offset).toFixed(0)} s`,
+      message: `${peer.name}'s clock is ${clockText(peer.clock_offset)}. ${
+        refused ? 'The nodes refuse each other’s requests' : `The nodes refuse each other’s requests beyond ${CLOCK_LIMIT_SECONDS} s`
+      }: check time synchronisation on both.`,
       link: '/ha',
     });
   }

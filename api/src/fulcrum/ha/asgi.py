@@ -1,8 +1,11 @@
-"""ASGI middleware that signs the answer to every authenticated peer request.
+"""ASGI middleware that dates every answer of the peer endpoints and signs the answer to every
+authenticated peer request.
 
-The peer endpoints' signature check leaves (key, request nonce) in the request state; whatever
-the endpoint or the error handler then answers is buffered, signed over status, nonce and body,
-and sent with X-Fulcrum-Signature. Unauthenticated requests get unsigned answers.
+Every answer carries X-Fulcrum-Time, this node's clock as it answers (the peer measures the skew
+between the clocks from it, a refusal included). The peer endpoints' signature check leaves
+(key, request nonce) in the request state; whatever the endpoint or the error handler then
+answers is buffered, signed over status, nonce, time and body, and sent with X-Fulcrum-Signature.
+Unauthenticated requests get unsigned answers.
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from fulcrum.ha.peer_auth import SIGNATURE, response_signature
+from fulcrum.ha import clock
+from fulcrum.ha.peer_auth import SIGNATURE, TIME, response_signature
 
 STATE_KEY = "fulcrum_peer_signing"
 
@@ -41,12 +45,13 @@ class SignPeerResponses:
                 return
             assert start is not None
             body = b"".join(chunks)
+            answered = f"{clock.now():.3f}"
+            headers = [*start.get("headers", []), (TIME.lower().encode(), answered.encode())]
             signing = scope.get("state", {}).get(STATE_KEY)
             if signing is not None:
                 key, nonce = signing
-                headers = list(start.get("headers", []))
-                headers.append((SIGNATURE.lower().encode(), response_signature(key, start["status"], nonce, body).encode()))
-                start["headers"] = headers
+                headers.append((SIGNATURE.lower().encode(), response_signature(key, start["status"], nonce, answered, body).encode()))
+            start["headers"] = headers
             await send(start)
             await send({"type": "http.response.body", "body": body})
 

@@ -20,6 +20,9 @@ KINDS = (
     "ha.maintenance",
     "ha.peer_unreachable",
     "ha.peer_reachable",
+    "ha.peer_untrusted",
+    "ha.peer_certificate",
+    "ha.clock_skew",
     "ha.drill",
 )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 from dataclasses import asdict
 from datetime import datetime
@@ -11,8 +12,8 @@ import httpx
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
-from fulcrum.errors import ConfigInvalid, Conflict, Unauthorized
-from fulcrum.ha import events, pairing, replication, wire
+from fulcrum.errors import ConfigInvalid, Conflict, TooManyRequests, Unauthorized
+from fulcrum.ha import events, pairing, replication, tls, wire
 from fulcrum.ha.peer_client import PeerError, response_detail
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.schemas.ha import PairRequest, PairResult
@@ -21,6 +22,8 @@ from fulcrum.services import audit
 from fulcrum.services.ha_config import get_node
 
 PAIR_TIMEOUT = 10.0
+
+log = logging.getLogger(__name__)
 
 
 class PairingRejected(Unauthorized):
@@ -63,19 +66,29 @@ def pair_with(runtime: HaRuntime, actor: audit.Actor, request: PairRequest) -> P
         local_url = origin(request.local_url) if request.local_url else default_local_url(peer_url)
     except OSError as error:
         raise _invalid("peer_url", f"no route to {peer_url}: {error.strerror or error}") from None
+    if local_url.startswith("https://") and runtime.served_certificate is None:
+        raise _invalid("local_url", "this node does not know the certificate it serves (FULCRUM_TLS_CERTFILE), so the peer could not pin it")
     key = pairing.code_key(request.code)
-    offer, private = pairing.make_offer(name, local_url)
-    body = {**asdict(offer), "mac": pairing.offer_mac(key, offer)}
+    # Any certificate is accepted here, and recorded: the offer names it under the code's MAC, and
+    # the peer refuses unless it is the one it serves. From then on only that one is accepted.
+    context = tls.peer_context(pin=None)
     try:
-        with httpx.Client(verify=False, timeout=PAIR_TIMEOUT) as http:  # noqa: S501 (the code authenticates, not TLS)
-            response = http.post(f"{peer_url}/api/v1/peer/pair", json=body)
+        with httpx.Client(verify=context, timeout=PAIR_TIMEOUT) as http:
+            http.get(f"{peer_url}/api/v1/health")
+            seen = context.presented
+            offer, private = pairing.make_offer(name, local_url, runtime.served_certificate, seen)
+            response = http.post(f"{peer_url}/api/v1/peer/pair", json={**asdict(offer), "mac": pairing.offer_mac(key, offer)})
     except httpx.HTTPError as error:
         raise _invalid("peer_url", f"no Fulcrum node answered at {peer_url}: {error}") from None
+    if context.presented != seen:
+        raise _invalid("peer_url", f"{peer_url} presented two different certificates while pairing: is something between the nodes?")
     detail = response_detail(response)
     if response.status_code == 401:
         raise _invalid("code", f"the pairing code was not accepted by the peer: {detail}")
     if response.status_code == 409:
         raise Conflict(f"the peer refused to pair: {detail}")
+    if response.status_code == 429:
+        raise TooManyRequests(f"the peer takes no more pairing codes from this node: {detail}")
     if response.status_code != 200:
         raise _invalid("peer_url", f"{peer_url} answered HTTP {response.status_code}: {detail}")
     try:
@@ -87,7 +100,7 @@ def pair_with(runtime: HaRuntime, actor: audit.Actor, request: PairRequest) -> P
     except pairing.PairingRefused as error:
         raise _invalid("code", str(error)) from None
     with runtime.session_scope() as session:
-        pairing.store_pairing(session, answer.node, peer_url, key_bytes, initiator=True)
+        pairing.store_pairing(session, answer.node, peer_url, key_bytes, initiator=True, peer_certificate=seen, own_certificate=runtime.served_certificate)
         audit.record(session, actor, "ha.pair", answer.node, {"peer_url": peer_url, "local_url": local_url})
         events.emit(runtime.telemetry, "ha.paired", Severity.INFO, f"paired with {answer.node} at {peer_url}", {"peer": answer.node, "peer_url": peer_url}, session=session)
     runtime.forget_peer()
@@ -107,16 +120,27 @@ def answer_offer(session: Session, runtime: HaRuntime, offer: wire.Offer, source
     if offer.node == name:
         raise Conflict(f"both nodes are named {name!r}; give each node its own name (PUT /api/v1/node) before pairing")
     try:
-        key = pairing.live_code_key(session)
+        key = pairing.live_code_key(session, source)
+    except pairing.SourceLimited as error:
+        raise TooManyRequests(str(error)) from None
     except pairing.PairingRefused as error:
         raise PairingRejected(str(error)) from None
+    fields = pairing.Offer(offer.node, offer.url, offer.certificate, offer.peer_certificate, offer.public_key, offer.nonce)
     try:
-        answer, mac, pair_key = pairing.answer_offer(key, pairing.Offer(offer.node, offer.url, offer.public_key, offer.nonce), offer.mac, name)
+        answer, mac, pair_key = pairing.answer_offer(key, fields, offer.mac, name)
     except pairing.PairingRefused as error:
-        left = pairing.code_failed(session)
-        raise PairingRejected(f"{error}; {left} tries left" if left else f"{error}; the code is burnt now, create a new one") from None
+        left = pairing.code_failed(session, source)
+        raise PairingRejected(f"{error}; {left} tries left from {source}" if left else f"{error}; no tries left from {source}, create a new code") from None
+    # The offer proved the code; these refusals leave it valid for a corrected try.
+    if offer.peer_certificate != runtime.served_certificate:
+        raise Conflict(
+            f"{offer.node} sees certificate SHA-256 {offer.peer_certificate or 'none (plain HTTP)'} here, but this node serves "
+            f"{runtime.served_certificate or 'none (FULCRUM_TLS_CERTFILE is not set)'}: something between the nodes terminates TLS, or this node's setting is wrong"
+        )
+    if offer.url.startswith("https://") and offer.certificate is None:
+        raise Conflict(f"{offer.node} offers an HTTPS address but no certificate to pin")
     pairing.burn_code(session)
-    pairing.store_pairing(session, offer.node, origin(offer.url), pair_key, initiator=False)
+    pairing.store_pairing(session, offer.node, origin(offer.url), pair_key, initiator=False, peer_certificate=offer.certificate, own_certificate=runtime.served_certificate)
     actor = audit.Actor(username=f"peer:{offer.node}", source=source)
     audit.record(session, actor, "ha.pair", offer.node, {"peer_url": offer.url})
     events.emit(runtime.telemetry, "ha.paired", Severity.INFO, f"paired with {offer.node} at {offer.url}", {"peer": offer.node, "peer_url": offer.url}, session=session)
@@ -159,3 +183,39 @@ def unpaired_by_peer(session: Session, runtime: HaRuntime, actor: audit.Actor) -
     audit.record(session, actor, "ha.unpair", name, {"by": "peer"})
     events.emit(runtime.telemetry, "ha.unpaired", Severity.WARNING, f"{name} unpaired this node", {"peer": name}, session=session)
     runtime.forget_peer()
+
+
+def announce_certificate(runtime: HaRuntime) -> None:
+    """After this node's certificate was renewed (it serves another than the peer has pinned):
+    tell the peer in a signed request, over a connection that checks the peer's own pin, so that
+    it pins the new one. Tried again on every poll until the peer took it."""
+    served = runtime.served_certificate
+    with runtime.session_scope() as session:
+        current = pairing.current_pairing(session)
+        if current is None or served is None or current.announced_certificate == served:
+            return
+        peer = replication.client_for(current, get_node(session).name)
+    try:
+        response = peer.post("/certificate", wire.CertificateAnnouncement(certificate=served).model_dump())
+    except PeerError as error:
+        log.warning("announcing this node's renewed certificate to the peer: %s", error)
+        return
+    if not response.ok:
+        log.warning("the peer did not take this node's renewed certificate: %s", response.detail)
+        return
+    with runtime.session_scope() as session:
+        pairing.certificate_announced(session, served)
+
+
+def peer_certificate_renewed(session: Session, runtime: HaRuntime, actor: audit.Actor, certificate: str) -> None:
+    """On the other node: the signed announcement of a renewed certificate; pin it."""
+    current = pairing.pin_peer_certificate(session, certificate)
+    if current is None:
+        return
+    audit.record(session, actor, "ha.peer_certificate", current.peer_name, {"certificate": certificate})
+    events.emit(
+        runtime.telemetry, "ha.peer_certificate", Severity.INFO,
+        f"{current.peer_name} serves a renewed certificate (SHA-256 {certificate}): pinned", {"peer": current.peer_name, "certificate": certificate},
+        session=session,
+    )  # fmt: skip
+    runtime.wake()

@@ -3,9 +3,17 @@
 A and B run an X25519 exchange. Each side proves it knows the code with an HMAC over the whole
 transcript so far, keyed with the code's hash, so a man in the middle without the code can neither
 pose as B nor swap the public keys; the pair key is HKDF(shared secret, salt=code hash,
-info="fulcrum pair v1"). The code is 12 characters from a 32-letter alphabet (60 bits), lives 10
-minutes, is used once, and is burnt after 5 wrong tries. Only its hash is stored; the exchange is
+info="fulcrum pair v2"). The code is 12 characters from a 32-letter alphabet (60 bits), lives 10
+minutes, is used once, and is burnt after 10 wrong tries: the chance that guessing ever pairs is
+10 in 2^60, so the worst anyone who reaches the port can do is burn the code. Not even that from
+one address: each source address gets 3 wrong tries per code, then 429 (the exchange is not
+even tried), so burning it takes several addresses. Only its hash is stored; the exchange is
 keyed with that hash, so the code is never needed again after it is shown.
+
+The offer also carries the fingerprint (SHA-256) of the TLS certificate A serves and of the one B
+presented to A, so both are covered by the MACs: B refuses when A saw another certificate than
+the one B serves (something terminates TLS between them), and each side pins the other's
+(fulcrum.ha.tls). Over plain HTTP (the lab) both are absent.
 """
 
 from __future__ import annotations
@@ -28,12 +36,17 @@ from fulcrum.models.ha import HaPairing, HaPairingCode
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no I, O, 0, 1: nothing to misread
 CODE_LENGTH = 12
 CODE_LIFETIME = timedelta(minutes=10)
-MAX_FAILURES = 5
-PROTOCOL = "fulcrum pair v1"
+MAX_FAILURES = 10
+FAILURES_PER_SOURCE = 3
+PROTOCOL = "fulcrum pair v2"  # v2: the certificates in the offer
 
 
 class PairingRefused(Exception):
     """The other side did not prove it knows the code, or no valid code exists."""
+
+
+class SourceLimited(PairingRefused):
+    """This source address used up its wrong tries for the code on offer."""
 
 
 def new_code() -> str:
@@ -62,11 +75,14 @@ class Offer:
 
     node: str
     url: str
+    certificate: str | None  # SHA-256 of the certificate A serves at url; None over plain HTTP
+    peer_certificate: str | None  # of the one B presented to A; None over plain HTTP
     public_key: str  # X25519, 32 bytes hex
     nonce: str
 
     def transcript(self) -> str:
-        return "\n".join((PROTOCOL, "offer", self.node, self.url, self.public_key, self.nonce))
+        certificates = (self.certificate or "-", self.peer_certificate or "-")
+        return "\n".join((PROTOCOL, "offer", self.node, self.url, *certificates, self.public_key, self.nonce))
 
 
 @dataclass(frozen=True)
@@ -81,9 +97,9 @@ class Answer:
         return "\n".join((offer.transcript(), "answer", self.node, self.public_key, self.nonce))
 
 
-def make_offer(node: str, url: str) -> tuple[Offer, X25519PrivateKey]:
+def make_offer(node: str, url: str, certificate: str | None = None, peer_certificate: str | None = None) -> tuple[Offer, X25519PrivateKey]:
     private = X25519PrivateKey.generate()
-    return Offer(node, url, _public_hex(private), secrets.token_hex(16)), private
+    return Offer(node, url, certificate, peer_certificate, _public_hex(private), secrets.token_hex(16)), private
 
 
 def offer_mac(key: bytes, offer: Offer) -> str:
@@ -129,8 +145,13 @@ def current_pairing(session: Session) -> HaPairing | None:
     return session.get(HaPairing, 1)
 
 
-def store_pairing(session: Session, peer_name: str, peer_url: str, key: bytes, initiator: bool) -> HaPairing:
-    row = HaPairing(id=1, peer_name=peer_name, peer_url=peer_url, key=key.hex(), initiator=initiator)
+def store_pairing(
+    session: Session, peer_name: str, peer_url: str, key: bytes, initiator: bool, peer_certificate: str | None, own_certificate: str | None
+) -> HaPairing:
+    row = HaPairing(
+        id=1, peer_name=peer_name, peer_url=peer_url, key=key.hex(), initiator=initiator,
+        peer_certificate=peer_certificate, announced_certificate=own_certificate,
+    )  # fmt: skip
     session.add(row)
     session.flush()
     return row
@@ -152,13 +173,15 @@ def issue_code(session: Session, now: datetime | None = None) -> tuple[str, date
     row.code_hash = code_key(code).hex()
     row.expires_at = expires
     row.failures = 0
+    row.failures_by_source = {}
     session.add(row)
     session.flush()
     return code, expires
 
 
-def live_code_key(session: Session, now: datetime | None = None) -> bytes:
-    """The key of the code on offer, or PairingRefused if none is valid."""
+def live_code_key(session: Session, source: str, now: datetime | None = None) -> bytes:
+    """The key of the code on offer, or PairingRefused if none is valid (SourceLimited if it is,
+    but not for tries from `source` any more)."""
     row = session.get(HaPairingCode, 1)
     if row is None:
         raise PairingRefused("this node shows no pairing code; create one on it first")
@@ -166,21 +189,41 @@ def live_code_key(session: Session, now: datetime | None = None) -> bytes:
         raise PairingRefused("the pairing code has expired; create a new one")
     if row.failures >= MAX_FAILURES:
         raise PairingRefused(f"the pairing code was burnt after {MAX_FAILURES} wrong tries; create a new one")
+    if row.failures_by_source.get(source, 0) >= FAILURES_PER_SOURCE:
+        raise SourceLimited(f"{FAILURES_PER_SOURCE} wrong pairing codes came from {source}: no more tries from there for this code; create a new one")
     return bytes.fromhex(row.code_hash)
 
 
-def code_failed(session: Session) -> int:
-    """Count a wrong try; returns the tries left."""
+def code_failed(session: Session, source: str) -> int:
+    """Count a wrong try from `source`; returns the tries left from there."""
     row = session.get(HaPairingCode, 1)
     if row is None:
         return 0
     row.failures += 1
+    tries = row.failures_by_source.get(source, 0) + 1
+    row.failures_by_source = {**row.failures_by_source, source: tries}  # a new dict: JSON columns track assignment
     session.flush()
-    return max(0, MAX_FAILURES - row.failures)
+    return max(0, min(MAX_FAILURES - row.failures, FAILURES_PER_SOURCE - tries))
 
 
 def burn_code(session: Session) -> None:
     row = session.get(HaPairingCode, 1)
     if row is not None:
         session.delete(row)
+        session.flush()
+
+
+def pin_peer_certificate(session: Session, certificate: str) -> HaPairing | None:
+    """The peer announced a renewed certificate (in a signed request): pin it."""
+    row = current_pairing(session)
+    if row is not None:
+        row.peer_certificate = certificate
+        session.flush()
+    return row
+
+
+def certificate_announced(session: Session, certificate: str) -> None:
+    row = current_pairing(session)
+    if row is not None:
+        row.announced_certificate = certificate
         session.flush()

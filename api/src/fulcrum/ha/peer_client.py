@@ -1,19 +1,23 @@
 """The signed HTTP client one node uses to talk to its peer.
 
 Every request is signed with the pair key and every answer must be signed with it too; an answer
-that is not is treated like no answer. The peer's TLS certificate is not verified (appliances
-serve self-signed certificates): authenticity and integrity come from the pair key, not from TLS.
+that is not is treated like no answer. Over HTTPS the connection is refused unless the peer
+presents the certificate pinned at pairing (fulcrum.ha.tls), so nothing is sent to anyone else.
+Over plain HTTP (the lab) there is no certificate: the pair key still authenticates every message,
+but nothing is encrypted. Each answer's X-Fulcrum-Time gives the peer's clock; with the round
+trip it estimates how far the peer's clock is from this node's.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from fulcrum.ha import peer_auth
+from fulcrum.ha import clock, peer_auth, tls
 
 STATUS_TIMEOUT = 3.0  # polls and small requests
 APPLY_TIMEOUT = 150.0  # the peer applies a configuration: render, validate, reload, read back
@@ -30,11 +34,24 @@ class PeerUnreachable(PeerError):
 class PeerAuthFailed(PeerError):
     """The peer refused our signature, or its answer did not carry a valid one."""
 
+    def __init__(self, message: str, clock_offset: float | None = None) -> None:
+        super().__init__(message)
+        self.clock_offset = clock_offset  # a refusal still tells the peer's time
+
+
+class PeerUntrusted(PeerError):
+    """The peer did not present the pinned certificate: nothing was sent."""
+
+    def __init__(self, message: str, presented: str | None) -> None:
+        super().__init__(message)
+        self.presented = presented
+
 
 @dataclass(frozen=True)
 class PeerResponse:
     status: int
     data: Any
+    clock_offset: float | None = None  # seconds the peer's clock is ahead of this node's
 
     @property
     def ok(self) -> bool:
@@ -48,10 +65,11 @@ class PeerResponse:
 
 
 class PeerClient:
-    def __init__(self, url: str, node: str, key: bytes, transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(self, url: str, node: str, key: bytes, pin: str | None, transport: httpx.BaseTransport | None = None) -> None:
         self.url = url.rstrip("/")
         self.node = node
         self.key = key
+        self.pin = pin  # SHA-256 of the peer's certificate; unused over plain HTTP
         self.transport = transport
 
     def get(self, path: str, timeout: float = STATUS_TIMEOUT) -> PeerResponse:
@@ -68,16 +86,25 @@ class PeerClient:
         body = b"" if payload is None else json.dumps(payload, separators=(",", ":")).encode()
         signed = peer_auth.sign_request(self.key, self.node, method, full_path, body)
         headers = {**signed.as_dict(), **({"Content-Type": "application/json"} if payload is not None else {})}
+        sent = clock.now()
         try:
-            with httpx.Client(verify=False, timeout=timeout, transport=self.transport) as http:  # noqa: S501 (see module docstring)
+            with httpx.Client(verify=self._tls(), timeout=timeout, transport=self.transport) as http:
                 response = http.request(method, self.url + full_path, content=body, headers=headers)
         except httpx.TimeoutException as error:
             raise PeerUnreachable(f"the peer at {self.url} did not answer within {timeout:g} s") from error
         except httpx.HTTPError as error:
+            refused = tls.not_pinned(error)
+            if refused is not None:
+                raise PeerUntrusted(
+                    f"the peer at {self.url} presented a certificate with SHA-256 {refused.presented}, not the pinned "
+                    f"{refused.pinned}: refused, nothing sent (a renewed certificate is announced by the peer itself)",
+                    refused.presented,
+                ) from None
             raise PeerUnreachable(f"the peer at {self.url} is not reachable: {error}") from error
         lowered = {k.lower(): v for k, v in response.headers.items()}
+        offset = clock_offset(lowered.get(peer_auth.TIME.lower()), sent, clock.now())
         if response.status_code == 401 and peer_auth.SIGNATURE.lower() not in lowered:
-            raise PeerAuthFailed(f"the peer refused this node's signature: {response_detail(response)}")
+            raise PeerAuthFailed(f"the peer refused this node's signature: {response_detail(response)}", offset)
         try:
             peer_auth.verify_response(self.key, response.status_code, signed.nonce, lowered, response.content)
         except peer_auth.PeerAuthError as error:
@@ -86,7 +113,24 @@ class PeerClient:
             data = response.json() if response.content else None
         except ValueError:
             data = None
-        return PeerResponse(response.status_code, data)
+        return PeerResponse(response.status_code, data, offset)
+
+    def _tls(self) -> tls.PeerContext | bool:
+        if not self.url.startswith("https://"):
+            return True  # plain HTTP: no TLS to configure
+        if self.pin is None:
+            raise PeerUntrusted(f"no certificate is pinned for the peer at {self.url} (paired before certificates were pinned): unpair and pair again", None)
+        return tls.peer_context(self.pin)
+
+
+def clock_offset(peer_time: str | None, sent: float, received: float) -> float | None:
+    """How far the peer's clock is ahead of this node's: its time against the middle of the
+    round trip (the answer is dated as it leaves, which for a status poll is mid-way)."""
+    try:
+        value = float(peer_time) if peer_time else math.nan
+    except ValueError:
+        return None
+    return value - (sent + received) / 2 if math.isfinite(value) else None
 
 
 def response_detail(response: httpx.Response) -> str:

@@ -189,7 +189,7 @@ def accept(session: Session, runtime: HaRuntime, applier: Applier, push: ConfigP
 
 
 def client_for(pairing: HaPairing, node_name: str) -> PeerClient:
-    return PeerClient(pairing.peer_url, node_name, bytes.fromhex(pairing.key))
+    return PeerClient(pairing.peer_url, node_name, bytes.fromhex(pairing.key), pairing.peer_certificate)
 
 
 def require_pairing(session: Session) -> HaPairing:

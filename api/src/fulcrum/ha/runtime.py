@@ -1,5 +1,5 @@
 """What one API process remembers about its pair between requests: the peer's last answer,
-reachability, the sync state, the split-brain tracker, and the nonces of accepted peer requests.
+reachability, the sync state and the split-brain tracker.
 
 The database holds the pairing itself; all of this is rebuilt from the peer within one poll
 after a restart.
@@ -17,9 +17,9 @@ from datetime import datetime
 from sqlalchemy.orm import Session, sessionmaker
 
 from fulcrum.db import unit_of_work
-from fulcrum.ha import events
+from fulcrum.ha import events, tls
 from fulcrum.ha.local import set_maintenance
-from fulcrum.ha.peer_auth import NonceCache
+from fulcrum.ha.peer_auth import CLOCK_SKEW
 from fulcrum.ha.status import SplitBrainTracker
 from fulcrum.ha.wire import PeerStatus
 from fulcrum.models._types import utcnow
@@ -31,6 +31,10 @@ PUSH_RETRY_SECONDS = 60.0  # a push the peer could not apply is retried after th
 # Failed requests in a row before the peer counts as unreachable. One slow answer is not an outage:
 # with both VMs of the lab sharing two busy CPUs, single polls timed out while the pair was in sync.
 PEER_MISSES_TO_UNREACHABLE = 3
+# Peer requests are refused beyond peer_auth.CLOCK_SKEW (30 s); warn well before that, and call
+# the clocks fine again only well below the warning, so a skew near it does not flap.
+CLOCK_SKEW_ALARM = 10.0
+CLOCK_SKEW_CLEAR = 5.0
 
 
 @dataclass
@@ -49,6 +53,10 @@ class PeerCache:
     reachable: bool | None = None  # None: not asked yet
     unreachable_since: datetime | None = None
     misses: int = 0  # failed requests since the last answer
+    # SHA-256 of the certificate the peer presents instead of the pinned one (ha.peer_untrusted)
+    untrusted_certificate: str | None = None
+    clock_offset: float | None = None  # seconds the peer's clock is ahead of this node's, last poll
+    clock_alarm: bool = False  # ha.clock_skew raised and not yet cleared
 
 
 @dataclass
@@ -56,7 +64,6 @@ class HaRuntime:
     settings: Settings
     telemetry: Telemetry
     session_scope: Callable[[], AbstractContextManager[Session]]
-    nonces: NonceCache = field(default_factory=NonceCache)
     peer: PeerCache = field(default_factory=PeerCache)
     sync: SyncRecord = field(default_factory=SyncRecord)
     split: SplitBrainTracker = field(default_factory=SplitBrainTracker)
@@ -65,10 +72,12 @@ class HaRuntime:
     # lineage id of a head the peer failed to apply -> monotonic time to try again
     retry_at: dict[str, float] = field(default_factory=dict)
     conflict_recorded: tuple[str, str] | None = None
+    # SHA-256 of the certificate this process serves (read at start-up, as the server loaded it).
+    served_certificate: str | None = None
 
     @classmethod
     def create(cls, settings: Settings, sessions: sessionmaker[Session], telemetry: Telemetry) -> HaRuntime:
-        return cls(settings, telemetry, lambda: _scope(sessions))
+        return cls(settings, telemetry, lambda: _scope(sessions), served_certificate=tls.served_fingerprint(settings.tls_certfile))
 
     # --- what the watcher and the endpoints report -----------------------------------------
 
@@ -91,11 +100,33 @@ class HaRuntime:
             self.peer.reachable = True
             self.peer.unreachable_since = None
             self.peer.misses = 0
+            self.peer.untrusted_certificate = None
         if was is False:
             events.emit(self.telemetry, "ha.peer_reachable", Severity.INFO, f"peer {status.name} answers again")
 
-    def peer_failed(self, name: str, problem: str) -> None:
-        """A request to the peer failed; after PEER_MISSES_TO_UNREACHABLE in a row it is unreachable."""
+    def peer_clock(self, name: str, offset: float) -> None:
+        """The skew measured on a poll (answered or refused); ha.clock_skew when it nears the limit."""
+        with self.lock:
+            self.peer.clock_offset = offset
+            raise_alarm = not self.peer.clock_alarm and abs(offset) >= CLOCK_SKEW_ALARM
+            clear_alarm = self.peer.clock_alarm and abs(offset) < CLOCK_SKEW_CLEAR
+            if raise_alarm or clear_alarm:
+                self.peer.clock_alarm = raise_alarm
+        detail = {"peer": name, "offset": round(offset, 3), "limit": CLOCK_SKEW}
+        if raise_alarm:
+            events.emit(
+                self.telemetry, "ha.clock_skew", Severity.CRITICAL if abs(offset) > CLOCK_SKEW else Severity.WARNING,
+                f"clocks differ by {abs(offset):.0f} s: {name}'s is {'ahead' if offset > 0 else 'behind'}; peer requests are refused beyond {CLOCK_SKEW} s (check time sync on both nodes)",
+                detail,
+            )  # fmt: skip
+        elif clear_alarm:
+            events.emit(self.telemetry, "ha.clock_skew", Severity.INFO, f"clocks agree again: {name}'s differs by {abs(offset):.1f} s", detail)
+
+    def peer_failed(self, name: str, problem: str, presented_certificate: str | None = None) -> None:
+        """A request to the peer failed; after PEER_MISSES_TO_UNREACHABLE in a row it is unreachable,
+        or untrusted when it presented a certificate other than the pinned one (`presented_certificate`).
+        A renewed certificate is announced by the peer within a poll or two, so one refusal is not
+        yet an alarm; every refused connection sent nothing all the same."""
         with self.lock:
             self.peer.misses += 1
             if self.peer.misses < PEER_MISSES_TO_UNREACHABLE:
@@ -104,7 +135,15 @@ class HaRuntime:
             self.peer.reachable = False
             if was is not False:
                 self.peer.unreachable_since = utcnow()
-        if was is not False:
+            newly_untrusted = presented_certificate is not None and presented_certificate != self.peer.untrusted_certificate
+            if presented_certificate is not None:
+                self.peer.untrusted_certificate = presented_certificate
+        if newly_untrusted:
+            events.emit(
+                self.telemetry, "ha.peer_untrusted", Severity.CRITICAL, f"peer {name} is not trusted: {problem}",
+                {"problem": problem, "presented_certificate": presented_certificate},
+            )  # fmt: skip
+        elif was is not False:
             events.emit(self.telemetry, "ha.peer_unreachable", Severity.WARNING, f"peer {name} is unreachable: {problem}", {"problem": problem})
         self.set_sync("unreachable", problem)
 

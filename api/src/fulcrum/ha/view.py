@@ -109,6 +109,9 @@ def ha_status(session: Session, runtime: HaRuntime) -> HaStatus:
                 groups=peer_state.groups if peer_state else [],
                 applied_revision=peer_state.head.revision if peer_state and peer_state.head else None,
                 writer=peer_state.writer if peer_state else None,
+                certificate=view.pairing.peer_certificate,
+                untrusted_certificate=cache.untrusted_certificate,
+                clock_offset=round(cache.clock_offset, 3) if cache.clock_offset is not None else None,
             )
         sync_state = "unpaired" if view.pairing is None else (sync.state if sync.state != "unpaired" else "unreachable")
         message = sync.message
@@ -127,6 +130,7 @@ def ha_status(session: Session, runtime: HaRuntime) -> HaStatus:
                 maintenance=view.maintenance,
                 writer=view.writer,
                 priority=view.running_node.priority,
+                certificate=runtime.served_certificate,
             ),
             peer=peer,
             sync=HaSync(

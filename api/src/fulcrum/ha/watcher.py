@@ -9,8 +9,8 @@ import logging
 import threading
 import time
 
-from fulcrum.ha import events, local, replication
-from fulcrum.ha.peer_client import PeerError
+from fulcrum.ha import events, local, membership, replication
+from fulcrum.ha.peer_client import PeerAuthFailed, PeerError, PeerUntrusted
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.ha.status import both_master, by_priority, relation
 from fulcrum.ha.view import LocalView, local_view
@@ -31,9 +31,19 @@ def poll(runtime: HaRuntime) -> tuple[LocalView, PeerStatus | None] | None:
         peer_name = view.pairing.peer_name
     try:
         response = peer.get("/status")
+        if response.clock_offset is not None:
+            runtime.peer_clock(peer_name, response.clock_offset)
         if not response.ok:
             raise PeerError(f"the peer answered its status request with {response.detail}")
         status = PeerStatus.model_validate(response.data)
+    except PeerUntrusted as error:
+        runtime.peer_failed(peer_name, str(error), error.presented)
+        return view, None
+    except PeerAuthFailed as error:
+        if error.clock_offset is not None:  # a refusal still dates itself: the skew may be why
+            runtime.peer_clock(peer_name, error.clock_offset)
+        runtime.peer_failed(peer_name, str(error))
+        return view, None
     except (PeerError, ValueError) as error:
         runtime.peer_failed(peer_name, str(error))
         return view, None
@@ -42,6 +52,7 @@ def poll(runtime: HaRuntime) -> tuple[LocalView, PeerStatus | None] | None:
 
 
 def tick(runtime: HaRuntime) -> None:
+    membership.announce_certificate(runtime)  # first: the peer cannot reach a renewed certificate before it
     polled = poll(runtime)
     if polled is None or polled[1] is None:
         return

@@ -23,6 +23,8 @@ class _Message(BaseModel):
 class Offer(_Message):
     node: Name
     url: PeerUrl
+    certificate: Hex64 | None  # SHA-256 of the certificate the offering node serves at url
+    peer_certificate: Hex64 | None  # of the certificate the answering node presented to it
     public_key: Hex64
     nonce: Hex32
     mac: Hex64
@@ -85,6 +87,12 @@ class ConfigReply(_Message):
     revision: int | None  # the receiver's head revision after handling the push
     state: str | None
     shared_hash: Hex64 | None
+
+
+class CertificateAnnouncement(_Message):
+    """The sender now serves this certificate (renewed): pin it."""
+
+    certificate: Hex64
 
 
 class MaintenanceOrder(_Message):

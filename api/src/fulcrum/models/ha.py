@@ -45,7 +45,9 @@ class FirewallSettings(Base):
 class HaPairing(Base):
     """One row while this node is paired: who the peer is and the key that signs peer traffic.
 
-    Node-local: it never replicates. The key is the HKDF output of the pairing exchange.
+    Node-local: it never replicates, and no API answer, event, audit entry or log line carries the
+    key (the HKDF output of the pairing exchange). At rest it is as safe as the database file,
+    which the API keeps readable by its own user only (fulcrum.db.protect_database_file).
     """
 
     __tablename__ = "ha_pairing"
@@ -56,6 +58,12 @@ class HaPairing(Base):
     key: Mapped[str] = mapped_column(String(64))  # 32 bytes, hex
     paired_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     initiator: Mapped[bool] = mapped_column(Boolean)  # this node entered the peer's code
+    # SHA-256 (hex) of the DER certificate the peer serves: every TLS connection to it must present
+    # exactly this one. None on a plain-HTTP link (the lab), where there is no certificate.
+    peer_certificate: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # This node's certificate as the peer has pinned it; a renewed certificate differs and is
+    # announced to the peer in a signed request.
+    announced_certificate: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class HaPairingCode(Base):
@@ -67,3 +75,15 @@ class HaPairingCode(Base):
     code_hash: Mapped[str] = mapped_column(String(64))
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
     failures: Mapped[int] = mapped_column(Integer, default=0)
+    # wrong tries per source address: one address cannot burn the code for everyone
+    failures_by_source: Mapped[dict[str, int]] = mapped_column(JSON, default=dict, server_default="{}")
+
+
+class PeerNonce(Base):
+    """The nonce of a peer request this node accepted, refused again until `expires_at` (unix
+    time), by when the request's timestamp can no longer pass. Stored, so a restart forgets none."""
+
+    __tablename__ = "ha_peer_nonces"
+
+    nonce: Mapped[str] = mapped_column(String(32), primary_key=True)
+    expires_at: Mapped[float] = mapped_column(Float, index=True)

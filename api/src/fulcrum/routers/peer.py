@@ -9,11 +9,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response, status
 
-from fulcrum.db import SessionDep
+from fulcrum.db import SessionDep, begin_write
 from fulcrum.deps import ApplierDep, CommitLock, client_address
 from fulcrum.errors import NotFound, Unauthorized
 from fulcrum.ha import handover, membership, replication, view, wire
 from fulcrum.ha.asgi import STATE_KEY
+from fulcrum.ha.nonces import StoredNonces
 from fulcrum.ha.pairing import current_pairing
 from fulcrum.ha.peer_auth import PeerAuthError, verify_request
 from fulcrum.ha.runtime import HaRuntime
@@ -39,13 +40,14 @@ class Caller:
 
 
 def signed_by_peer(request: Request, session: SessionDep, body: Annotated[bytes, Depends(_raw_body)]) -> Caller:
+    begin_write(session)  # a GET too: its nonce is stored (a no-op where the request already writes)
     pairing = current_pairing(session)
     if pairing is None:
         raise Unauthorized("peer request refused: this node is not paired")
     key = bytes.fromhex(pairing.key)
     path = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     try:
-        signed = verify_request(key, _runtime(request).nonces, request.method, path, dict(request.headers), body)
+        signed = verify_request(key, StoredNonces(session), request.method, path, dict(request.headers), body)
     except PeerAuthError as error:
         raise Unauthorized(f"peer request refused: {error}") from None
     setattr(request.state, STATE_KEY, (key, signed.nonce))
@@ -82,6 +84,12 @@ def get_config(_: Peer, session: SessionDep) -> wire.ConfigPush:
 @router.post("/config", summary="Take the peer's shared configuration if it is ahead")
 def receive_config(_lock: CommitLock, body: wire.ConfigPush, caller: Peer, request: Request, session: SessionDep, applier: ApplierDep) -> wire.ConfigReply:
     return replication.accept(session, _runtime(request), applier, body, caller.actor.source)
+
+
+@router.post("/certificate", status_code=status.HTTP_204_NO_CONTENT, summary="The peer renewed its certificate: pin the new one")
+def certificate(body: wire.CertificateAnnouncement, caller: Peer, request: Request, session: SessionDep) -> Response:
+    membership.peer_certificate_renewed(session, _runtime(request), caller.actor, body.certificate)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.post("/maintenance", summary="Enter or leave maintenance because the peer asks (make-active)")

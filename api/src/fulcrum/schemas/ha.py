@@ -52,6 +52,7 @@ class HaNode(BaseModel):
     maintenance: bool
     writer: bool  # edits are accepted here (the one-writer rule)
     priority: int
+    certificate: str | None  # SHA-256 of the TLS certificate this node serves; None: plain HTTP
 
 
 class HaPeer(BaseModel):
@@ -64,6 +65,13 @@ class HaPeer(BaseModel):
     groups: list[GroupState]
     applied_revision: int | None
     writer: bool | None
+    certificate: str | None  # SHA-256 of the peer's certificate, pinned at pairing; None: plain HTTP
+    # The peer presents another certificate than the pinned one: every connection is refused
+    # (the ha.peer_untrusted alarm). Its SHA-256.
+    untrusted_certificate: str | None
+    # Seconds the peer's clock is ahead of this node's (negative: behind), measured on the last
+    # poll; peer requests are refused beyond 30 s, the ha.clock_skew alarm comes at 10 s.
+    clock_offset: float | None
 
 
 class HaSync(BaseModel):

@@ -6,7 +6,7 @@ import type { DrillResult, HaStatus } from '../../client/types.gen';
 import { DrillDialog, drillRun, type DrillRun } from './DrillDialog';
 
 const STATUS: HaStatus = {
-  node: { name: 'lb1', role: 'maintenance', groups: [{ name: 'front', state: 'FAULT', since: '2026-03-01T12:00:00Z' }], maintenance: true, writer: false, priority: 150 },
+  node: { name: 'lb1', role: 'maintenance', groups: [{ name: 'front', state: 'FAULT', since: '2026-03-01T12:00:00Z' }], maintenance: true, writer: false, priority: 150, certificate: null },
   peer: {
     name: 'lb2',
     url: 'https://10.0.0.2',
@@ -17,6 +17,9 @@ const STATUS: HaStatus = {
     groups: [{ name: 'front', state: 'MASTER', since: '2026-03-01T12:00:00Z' }],
     applied_revision: 3,
     writer: true,
+    certificate: null,
+    untrusted_certificate: null,
+    clock_offset: null,
   },
   sync: { state: 'in_sync', local_revision: 3, local_hash: 'a', peer_revision: 3, peer_hash: 'a', since: null, message: '' },
   conn_sync: { enabled: true, interface: 'eth1', local_daemon: 'backup', local_connections: 40, peer_connections: 41 },

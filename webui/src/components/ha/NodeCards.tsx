@@ -1,7 +1,7 @@
 import { Alert, Badge, Card, Divider, Group, Stack, Text, Tooltip } from '@mantine/core';
 import type { GroupState, HaStatus } from '../../client/types.gen';
 import { dateTime, relativeTime } from '../../lib/format';
-import { ROLE, roleIsAlarm, type Role as HaRole } from '../../lib/ha';
+import { CLOCK_ALARM_SECONDS, clockText, ROLE, roleIsAlarm, shortFingerprint, type Role as HaRole } from '../../lib/ha';
 import { HandOverActions } from './HandOverActions';
 
 /** The two nodes of the pair side by side: role, who takes changes, VRRP groups, reachability. */
@@ -101,6 +101,19 @@ export function PeerCard({ status }: { status: HaStatus }) {
       <Text size="xs" c="dimmed" mt={4}>
         Runs {peer.applied_revision === null ? 'no revision yet' : `revision ${peer.applied_revision}`}
       </Text>
+      <Text size="xs" c={peer.clock_offset !== null && Math.abs(peer.clock_offset) >= CLOCK_ALARM_SECONDS ? 'red' : 'dimmed'} data-testid="peer-clock">
+        Clock {clockText(peer.clock_offset)}
+      </Text>
+      <Tooltip label={peer.certificate ? `SHA-256 ${peer.certificate}` : 'The link is plain HTTP: signed, not encrypted'} multiline maw={360}>
+        <Text size="xs" c="dimmed" data-testid="peer-certificate">
+          {peer.certificate ? `Certificate pinned: ${shortFingerprint(peer.certificate)}` : 'Plain HTTP: no certificate to pin'}
+        </Text>
+      </Tooltip>
+      {peer.untrusted_certificate && (
+        <Alert color="red" mt="xs" p="xs" title="Unknown certificate: refused" data-testid="peer-untrusted">
+          <Text size="xs">It presents SHA-256 {shortFingerprint(peer.untrusted_certificate)}, not the pinned certificate.</Text>
+        </Alert>
+      )}
       <Divider my="sm" />
       <Groups groups={peer.groups} />
     </Card>

@@ -1,0 +1,47 @@
+"""Clock skew between the peers, measured on every poll and shown before it breaks the link:
+beta's wall clock runs 60 s ahead (its process's time source is shifted, nothing else)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from apitest import WEB
+from hanode import pair, two_nodes, wait_for
+
+
+def test_a_peer_whose_clock_is_a_minute_off_is_refused_and_the_skew_is_shown_and_raised(tmp_path: Path) -> None:
+    with two_nodes(tmp_path, beta_clock_offset=60) as (alpha, beta, _, _):
+        alpha.post("/services", WEB, expect=201)
+        alpha.commit("alpha's web")
+        result = pair(alpha, beta)  # the exchange itself carries no timestamps
+
+        # alpha's first push is refused by beta, and the refusal says why.
+        assert result["sync"]["result"] == "failed", result
+        assert re.search(r"clocks differ by 6[01] s", result["sync"]["message"]), result["sync"]
+
+        # Each side measures the skew from the other's answers (its refusals included).
+        seen_by_alpha = wait_for("alpha to measure beta's clock", lambda: (s := alpha.status())["peer"]["clock_offset"] is not None and s)
+        assert 58 < seen_by_alpha["peer"]["clock_offset"] < 62, seen_by_alpha["peer"]
+        seen_by_beta = wait_for("beta to measure alpha's clock", lambda: (s := beta.status())["peer"]["clock_offset"] is not None and s)
+        assert -62 < seen_by_beta["peer"]["clock_offset"] < -58, seen_by_beta["peer"]
+
+        # The alarm, on both nodes, and the refusal in the sync state once the peer counts as unreachable.
+        for node, direction in ((alpha, "ahead"), (beta, "behind")):
+            alarms = wait_for(f"{node.name}'s ha.clock_skew alarm", lambda n=node: (e := n.get("/events?kind=ha.clock_skew"))["count"] and e)
+            assert alarms["count"] == 1 and alarms["data"][0]["severity"] == "critical", alarms
+            assert re.match(rf"clocks differ by 6[01] s: \w+'s is {direction}", alarms["data"][0]["message"]), alarms
+        status = wait_for("alpha to give up on beta", lambda: (s := alpha.status())["sync"]["state"] == "unreachable" and "clocks differ" in s["sync"]["message"] and s)
+        assert re.search(r"clocks differ by 6[01] s", status["sync"]["message"]), status["sync"]
+        assert beta.head() is None  # nothing replicated
+
+
+def test_a_skew_inside_the_window_still_syncs_but_is_raised_well_before_the_limit(tmp_path: Path) -> None:
+    with two_nodes(tmp_path, beta_clock_offset=15) as (alpha, beta, _, _):
+        alpha.post("/services", WEB, expect=201)
+        alpha.commit("alpha's web")
+        assert pair(alpha, beta)["sync"]["result"] == "forced"
+        status = wait_for("alpha in sync with beta", lambda: (s := alpha.status())["sync"]["state"] == "in_sync" and s["peer"]["clock_offset"] is not None and s)
+        assert 13 < status["peer"]["clock_offset"] < 17, status["peer"]
+        alarms = wait_for("alpha's ha.clock_skew alarm", lambda: (e := alpha.get("/events?kind=ha.clock_skew"))["count"] and e)
+        assert alarms["data"][0]["severity"] == "warning" and alarms["data"][0]["message"].startswith("clocks differ by 15 s: beta's is ahead")

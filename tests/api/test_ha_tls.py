@@ -1,0 +1,86 @@
+"""The peer link over real TLS: two API processes serving HTTPS with generated certificates.
+Each node's certificate is pinned through the pairing transcript; a node presenting another one
+is refused (ha.peer_untrusted) until it announces a renewal in a signed request."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fulcrum.ha.tls import served_fingerprint
+from apitest import WEB
+from hanode import Node, in_sync, pair, two_nodes, wait_for
+
+
+def fingerprint(node: Node) -> str:
+    assert node.tls is not None
+    certificate = served_fingerprint(node.tls[0])
+    assert certificate is not None
+    return certificate
+
+
+def test_each_node_pins_the_others_certificate_refuses_another_and_takes_a_signed_renewal(tmp_path: Path) -> None:
+    with two_nodes(tmp_path, tls=True) as (alpha, beta, _, _):
+        alpha_cert, beta_cert = fingerprint(alpha), fingerprint(beta)
+        assert alpha.url.startswith("https://") and beta.url.startswith("https://")
+        pair(alpha, beta)
+
+        # Pinned on both sides from the pairing transcript: the peer's, and this node's as announced.
+        assert alpha.sql("SELECT peer_certificate, announced_certificate FROM ha_pairing") == [(beta_cert, alpha_cert)]
+        assert beta.sql("SELECT peer_certificate, announced_certificate FROM ha_pairing") == [(alpha_cert, beta_cert)]
+        status = wait_for("alpha to see beta", lambda: (s := alpha.status())["peer"]["reachable"] and s)
+        assert status["node"]["certificate"] == alpha_cert
+        assert status["peer"]["certificate"] == beta_cert and status["peer"]["untrusted_certificate"] is None
+
+        # beta's address now presents another certificate, never announced (beta's watcher is off,
+        # so it cannot announce it): it holds the pair key, signs correctly, and is refused all the same.
+        beta.stop()
+        other = beta.new_certificate()
+        beta.env["FULCRUM_HA_SYNC_INTERVAL"] = "0"
+        beta.start()
+        refused = wait_for("alpha to refuse beta's new certificate", lambda: (s := alpha.status())["peer"]["untrusted_certificate"] == other and s)
+        assert refused["peer"]["reachable"] is False and refused["sync"]["state"] == "unreachable"
+        assert f"presented a certificate with SHA-256 {other}, not the pinned {beta_cert}" in refused["sync"]["message"]
+        alarms = alpha.get("/events?kind=ha.peer_untrusted")
+        assert alarms["count"] == 1 and alarms["data"][0]["severity"] == "critical", alarms
+        assert other in alarms["data"][0]["message"]
+        assert alpha.sql("SELECT peer_certificate FROM ha_pairing") == [(beta_cert,)]  # the pin did not move
+
+        # With its watcher, beta announces the renewed certificate in a signed request; alpha re-pins.
+        beta.stop()
+        beta.env["FULCRUM_HA_SYNC_INTERVAL"] = "0.3"
+        beta.start()
+        trusted = wait_for(
+            "alpha to trust beta's renewed certificate",
+            lambda: (s := alpha.status())["peer"]["reachable"] and s["peer"]["untrusted_certificate"] is None and s,
+        )
+        assert trusted["peer"]["certificate"] == other
+        assert alpha.sql("SELECT peer_certificate FROM ha_pairing") == [(other,)]
+        assert beta.sql("SELECT announced_certificate FROM ha_pairing") == [(other,)]
+        assert alpha.get("/events?kind=ha.peer_certificate")["count"] == 1
+        # Replication works over the re-pinned link.
+        alpha.post("/services", WEB, expect=201)
+        alpha.commit("after the renewal")
+        wait_for("beta to take alpha's revision", lambda: in_sync(alpha, beta))
+
+
+def test_pairing_is_refused_when_the_certificate_seen_is_not_the_one_the_peer_serves(tmp_path: Path) -> None:
+    with two_nodes(tmp_path, tls=True) as (alpha, beta, _, _):
+        # beta serves one certificate but believes it serves another: what a TLS-terminating box
+        # between the nodes looks like from beta.
+        beta.stop()
+        served = beta.tls
+        believed = beta.new_certificate()
+        beta.tls = served
+        beta.start()
+        code = beta.post("/ha/pairing-code", expect=201).json()["code"]
+        body = {"peer_url": beta.url, "code": code, "local_url": alpha.url}
+        response = alpha.post("/ha/pair", body, expect=409)
+        assert f"sees certificate SHA-256 {fingerprint(beta)} here, but this node serves {believed}" in response.json()["detail"]
+        assert alpha.sql("SELECT count(*) FROM ha_pairing") == [(0,)] == beta.sql("SELECT count(*) FROM ha_pairing")
+
+        # The refusal did not use the code up: with the setting right, the same code pairs.
+        beta.stop()
+        beta.env["FULCRUM_TLS_CERTFILE"] = str(served[0]) if served else ""
+        beta.start()
+        alpha.post("/ha/pair", body, expect=200)
+        assert alpha.sql("SELECT peer_certificate FROM ha_pairing") == [(fingerprint(beta),)]
