@@ -91,7 +91,7 @@ def assemble(fmt: str, draft: ImportDraft, report: Report, files: list[str]) -> 
             report.skipped(item.origin, f"{service.name} is served already by {first.file} line {first.line}")
             continue
         if service.name in names:
-            service = service.model_copy(update={"name": _unique(service.name, names)})
+            service = service.model_copy(update={"name": unique_name(service.name, names)})
             report.changed(item.origin, f"renamed {service.name}: the name was taken by an earlier service")
         listeners[key] = item.origin
         names.add(service.name)
@@ -135,7 +135,8 @@ def _node(draft: ImportDraft, report: Report) -> dict[str, Any]:
     return node
 
 
-def _unique(name: str, taken: set[str]) -> str:
+def unique_name(name: str, taken: set[str]) -> str:
+    """`name` with the first free numeric suffix ('web-2')."""
     number = 2
     while f"{name[:58]}-{number}" in taken:
         number += 1
