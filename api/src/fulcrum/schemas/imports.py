@@ -62,7 +62,7 @@ class ImportedObject(BaseModel):
     name: str
     summary: str
     action: ImportAction
-    conflicts_with: list[str] = Field(default_factory=list)
+    conflicts_with: list[str]  # existing objects it would replace (or was skipped for)
 
 
 class ImportResponse(BaseModel):

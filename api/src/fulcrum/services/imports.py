@@ -45,7 +45,7 @@ def run_import(session: Session, actor: audit.Actor, request: ImportRequest, adm
             objects.append(_node_object(result.node, ImportAction.REPLACE))
     else:
         objects += [
-            ImportedObject(kind="vip_group", name=g.name, summary=_group_summary(g), action=ImportAction.NEEDS_ADMIN)
+            ImportedObject(kind="vip_group", name=g.name, summary=_group_summary(g), action=ImportAction.NEEDS_ADMIN, conflicts_with=[])
             for g in result.vip_groups
         ]
         if result.node:
@@ -137,7 +137,8 @@ def _group_summary(group: spec.VipGroup) -> str:
 
 
 def _node_object(node: dict[str, Any], action: ImportAction) -> ImportedObject:
-    return ImportedObject(kind="node", name="node", summary=", ".join(f"{k} {v}" for k, v in node.items()), action=action)
+    summary = ", ".join(f"{k} {v}" for k, v in node.items())
+    return ImportedObject(kind="node", name="node", summary=summary, action=action, conflicts_with=[])
 
 
 def _merge_node(node: spec.Node, imported: dict[str, Any]) -> spec.Node:
