@@ -94,3 +94,19 @@ virtual_server 192.0.2.2 80 {
     for number in (2, 5, 7, 9):
         [(outcome, detail), *_] = [(l.outcome, l.detail) for l in result.report if l.line == number]
         assert outcome == Outcome.NOT_IMPORTED and "root" in detail, (number, detail)
+
+
+def test_numbers_python_would_choke_on_are_reported() -> None:
+    # '²' is a digit to str.isdigit() but not to int(); int() refuses strings of over 4300 digits.
+    huge = "9" * 5000
+    text = f"virtual_server 192.0.2.1 ² {{\n}}\nvirtual_server 192.0.2.2 80 {{\n  quorum {huge}\n  real_server 198.51.100.1 {huge} {{\n    weight ²\n    TCP_CHECK {{\n      retry {huge}\n    }}\n  }}\n}}\n"
+    result = import_text(ImportFormat.KEEPALIVED, text)
+    assert result.report[0].outcome == Outcome.NOT_IMPORTED and "needs an address and a port" in result.report[0].detail
+    assert [s.name for s in result.services] == ["192.0.2.2-80"]
+    skipped = {line.line for line in result.report if line.outcome == Outcome.NOT_IMPORTED}
+    assert {1, 4, 6, 8} <= skipped
+    rules = f"-A -t 192.0.2.1:² -s rr\n-A -t 192.0.2.2:80 -p {huge}\n-a -t 192.0.2.2:80 -r 198.51.100.1 -w {huge}\n"
+    result = import_text(ImportFormat.IPVSADM, rules)
+    [service] = result.services
+    assert (service.name, service.backends) == ("192.0.2.2-80", [])
+    assert [line.line for line in result.report if line.outcome == Outcome.NOT_IMPORTED] == [1, 3]

@@ -43,6 +43,12 @@ class ImportResult:
     report: list[ReportLine]
 
 
+def is_number(text: str) -> bool:
+    """A plain decimal that fits every field here: str.isdigit() alone takes '²' and digits
+    beyond what int() converts."""
+    return text.isascii() and text.isdigit() and len(text) <= 10
+
+
 def service_name(address: str, port: int | None, protocol: str = "tcp") -> str:
     """A name for a service that had none: its address and port ('192.0.2.10-80', '2001-db8--1-53-udp')."""
     text = address.replace(":", "-") + (f"-{port}" if port is not None else "")
@@ -59,7 +65,7 @@ def safe_name(wanted: str) -> str:
 
 def prefix_from_mask(mask: str, family: int) -> int | None:
     """A persistence granularity as a prefix length: a netmask ('255.255.255.0') or a number."""
-    if mask.isdigit():
+    if is_number(mask):
         return int(mask)
     if family != 4:
         return None

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fulcrum.importer import limits
-from fulcrum.importer.draft import Draft, ImportDraft, prefix_from_mask, service_name
+from fulcrum.importer.draft import Draft, ImportDraft, is_number, prefix_from_mask, service_name
 from fulcrum.importer.limits import ImportRejected
 from fulcrum.importer.report import Origin, Report
 
@@ -91,7 +91,7 @@ def _options(words: list[str]) -> list[tuple[str, str | None]]:
         if option == "-p":
             # The timeout is optional: take the next word only if it is a number.
             nxt = words[index + 1] if index + 1 < len(words) else None
-            if nxt is not None and nxt.isdigit():
+            if nxt is not None and is_number(nxt):
                 pairs.append((option, nxt))
                 index += 2
                 continue
@@ -121,7 +121,7 @@ def _endpoint(text: str, what: str) -> tuple[str, int | None]:
         address = ipaddress.ip_address(host)
     except ValueError:
         raise _RuleError(f"{what} {text!r}: not a numeric address; save the rules with `ipvsadm -S -n`") from None
-    if port_text and not port_text.isdigit():
+    if port_text and not is_number(port_text):
         raise _RuleError(f"{what} {text!r}: port {port_text!r} is not a number; save the rules with `ipvsadm -S -n`")
     return str(address), int(port_text) if port_text else None
 
@@ -206,17 +206,28 @@ def _server(command: str, key: tuple[str, str, int], options: dict[str, str | No
     server_address, server_port = _endpoint(options["-r"], "real server")
     server_key = (server_address, server_port or port)
     notes: list[str] = []
+    # Built on a copy and stored last: a rule refused half-way changes nothing.
     if command == "-a":
         if server_key in service.servers:
             raise _RuleError(f"real server {options['-r']} was added already")
         backend: dict[str, Any] = {"address": server_address, "weight": 1}
-        service.servers[server_key] = backend
         notes.append(f"backend {options['-r']} of {service.data['name']}")
     else:
         if server_key not in service.servers:
             raise _RuleError(f"-e edits real server {options['-r']}, which no earlier rule added")
-        backend = service.servers[server_key]
+        backend = dict(service.servers[server_key])
         notes.append(f"edits backend {options['-r']} of {service.data['name']}")
+    for option, value in options.items():
+        if option == "-w" and value is not None:
+            backend["weight"] = _number(value, "-w")
+        elif option == "-x" and value is not None:
+            backend["upper_threshold"] = _number(value, "-x")
+        elif option == "-y" and value is not None:
+            backend["lower_threshold"] = _number(value, "-y")
+        elif option in ("-t", "-u", "-r", *_FORWARDING):
+            continue
+        else:
+            notes.append(f"option {option} not imported: Fulcrum's model has no place for it")
     method = next((_FORWARDING[o] for o in options if o in _FORWARDING), None)
     if command == "-a" and method is None:
         method = "dr"  # ipvsadm's default: gatewaying
@@ -231,22 +242,12 @@ def _server(command: str, key: tuple[str, str, int], options: dict[str, str | No
             notes.append(f"port {server_port} dropped: {(service.forwarding or 'dr').upper()} forwarding keeps the service port")
         else:
             backend["port"] = server_port
-    for option, value in options.items():
-        if option == "-w" and value is not None:
-            backend["weight"] = _number(value, "-w")
-        elif option == "-x" and value is not None:
-            backend["upper_threshold"] = _number(value, "-x")
-        elif option == "-y" and value is not None:
-            backend["lower_threshold"] = _number(value, "-y")
-        elif option in ("-t", "-u", "-r", *_FORWARDING):
-            continue
-        else:
-            notes.append(f"option {option} not imported: Fulcrum's model has no place for it")
+    service.servers[server_key] = backend
     changed = any("not imported" in n or "dropped" in n for n in notes)
     (report.changed if changed else report.imported)(origin, "; ".join(notes))
 
 
 def _number(value: str, option: str) -> int:
-    if not value.isdigit():
+    if not is_number(value):
         raise _RuleError(f"{option} {value!r} is not a number")
     return int(value)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fulcrum.importer import limits
-from fulcrum.importer.draft import Draft, ImportDraft, prefix_from_mask, safe_name, service_name
+from fulcrum.importer.draft import Draft, ImportDraft, is_number, prefix_from_mask, safe_name, service_name
 from fulcrum.importer.keepalived_parser import Directive, walk
 from fulcrum.importer.report import Report
 
@@ -152,18 +152,19 @@ class _Mapper:
             self.skip(d, "a fwmark virtual server takes its packets from firewall rules outside keepalived; "
                       "create a multi-port service with the address and ports the mark covered")
             return
-        settings = self.vs_settings(d)
         if args[0] == "group":
             group = self.server_groups.get(args[1] if len(args) > 1 else "")
             if group is None:
-                self.skip(d, f"virtual_server_group {args[1:2]} is not defined", recursive=False)
+                self.skip(d, f"virtual_server_group {args[1:2]} is not defined")
                 return
+            settings = self.vs_settings(d)
             endpoints = self.group_entries(group)
             self.done(d, f"settings for the {len(endpoints)} services of virtual_server_group {args[1]}")
         else:
-            if len(args) != 2 or not args[1].isdigit():
-                self.skip(d, "needs an address and a port (`virtual_server 192.0.2.10 80`)", recursive=False)
+            if len(args) != 2 or not is_number(args[1]):
+                self.skip(d, "needs an address and a port (`virtual_server 192.0.2.10 80`)")
                 return
+            settings = self.vs_settings(d)
             endpoints = [(d, args[0], int(args[1]))]
         for origin, address, port in endpoints:
             data = {**settings, "address": address, "ports": [port]}
@@ -188,7 +189,7 @@ class _Mapper:
                 self.skip(entry, "a fwmark entry takes its packets from firewall rules outside keepalived; "
                           "create a multi-port service with the address and ports the mark covered")
                 continue
-            if len(entry.args) != 1 or not entry.args[0].isdigit():
+            if len(entry.args) != 1 or not is_number(entry.args[0]):
                 self.skip(entry, "a group entry is an address (or range a.b.c.d-e) and a port")
                 continue
             addresses = _expand_range(entry.keyword)
@@ -219,15 +220,15 @@ class _Mapper:
                 data["protocol"] = args[0].lower()
                 self.done(item, f"protocol {args[0].lower()}")
             elif key == "persistence_timeout":
-                data["persistence_timeout"] = int(args[0]) if args and args[0].isdigit() else 360
+                data["persistence_timeout"] = int(args[0]) if args and is_number(args[0]) else 360
                 self.done(item, f"persistence {data['persistence_timeout']} s")
             elif key == "persistence_granularity" and args:
                 data["_granularity"] = (item, args[0])
-            elif key == "quorum" and args and args[0].isdigit():
+            elif key == "quorum" and args and is_number(args[0]):
                 data["quorum"] = int(args[0])
                 self.done(item, f"quorum {args[0]}")
             elif key == "sorry_server" and args:
-                data["sorry_server"] = {"address": args[0], "port": int(args[1]) if len(args) > 1 and args[1].isdigit() else None}
+                data["sorry_server"] = {"address": args[0], "port": int(args[1]) if len(args) > 1 and is_number(args[1]) else None}
                 self.done(item, "sorry server")
             elif key == "sorry_server_inhibit":
                 self.done(item, "Fulcrum sets sorry_server_inhibit itself where keepalived needs it")
@@ -253,7 +254,7 @@ class _Mapper:
         self.granularity(d, data)
         data["backends"] = [self.real_server(rs, check_defaults) for rs in real_servers]
         if not real_servers:
-            self.report.skipped(d.origin, "no real_server: keepalived refuses such a virtual_server; imported without backends")
+            self.report.changed(d.origin, "no real_server: imported without backends; it stays out of IPVS until one is added")
         checks = [b.pop("health_check") for b in data["backends"]]
         if checks:
             data["health_check"] = checks[0]
@@ -267,7 +268,7 @@ class _Mapper:
         if method in ("NAT", "DR", "TUN"):
             data["forwarding"] = method.lower()
             rest = [a.lower() for a in item.args[1:]]
-            if rest[:2] == ["type", "gue"] and len(rest) >= 4 and rest[2] == "port" and rest[3].isdigit():
+            if rest[:2] == ["type", "gue"] and len(rest) >= 4 and rest[2] == "port" and is_number(rest[3]):
                 data["tunnel_type"], data["tunnel_port"] = "gue", int(rest[3])
             elif rest[:2] == ["type", "gre"]:
                 data["tunnel_type"] = "gre"
@@ -294,7 +295,7 @@ class _Mapper:
 
     def real_server(self, rs: Directive, defaults: dict[str, Any]) -> dict[str, Any]:
         backend: dict[str, Any] = {"address": rs.args[0] if rs.args else ""}
-        if len(rs.args) > 1 and rs.args[1].isdigit():
+        if len(rs.args) > 1 and is_number(rs.args[1]):
             backend["port"] = int(rs.args[1])
         self.done(rs, f"backend {' '.join(rs.args)}")
         checkers: list[Directive] = []
@@ -302,10 +303,10 @@ class _Mapper:
         inhibit = False
         for item in rs.children():
             key, args = item.keyword, item.args
-            if key == "weight" and args and args[0].isdigit():
+            if key == "weight" and args and is_number(args[0]):
                 backend["weight"] = int(args[0])
                 self.done(item, f"weight {args[0]}")
-            elif key in ("uthreshold", "lthreshold") and args and args[0].isdigit():
+            elif key in ("uthreshold", "lthreshold") and args and is_number(args[0]):
                 backend["upper_threshold" if key == "uthreshold" else "lower_threshold"] = int(args[0])
                 self.done(item, f"{'upper' if key == 'uthreshold' else 'lower'} connection threshold {args[0]}")
             elif key == "inhibit_on_failure":
@@ -347,7 +348,7 @@ class _Mapper:
             key, args = item.keyword, item.args
             if key in TIMER_KEYWORDS and args:
                 values[key] = (item, args[0])
-            elif key == "connect_port" and args and args[0].isdigit():
+            elif key == "connect_port" and args and is_number(args[0]):
                 check["port"] = int(args[0])
                 self.done(item, f"check port {args[0]}")
             elif key == "url" and kind in ("http", "https"):
@@ -457,7 +458,7 @@ class _Mapper:
             self.done(d, f"VIP group {name}")
         for item in d.children():
             key, args = item.keyword, item.args
-            if key == "virtual_router_id" and args and args[0].isdigit():
+            if key == "virtual_router_id" and args and is_number(args[0]):
                 group["virtual_router_id"] = int(args[0])
                 self.done(item, f"VRID {args[0]}")
             elif key == "advert_int" and args:
@@ -475,7 +476,7 @@ class _Mapper:
                 self.vips(item, group, name)
             elif key == "interface" and args:
                 self.interface(item, name, args[0])
-            elif key == "priority" and args and args[0].isdigit():
+            elif key == "priority" and args and is_number(args[0]):
                 self.node(item, "priority", min(max(int(args[0]), 1), 254), "priority")
             elif key == "unicast_src_ip" and args:
                 self.node(item, "unicast_source", args[0], "unicast source")
@@ -593,7 +594,7 @@ def _status_codes(args: list[str]) -> list[int]:
     codes: list[int] = []
     for arg in args:
         low, _, high = arg.partition("-")
-        if not low.isdigit() or (high and not high.isdigit()):
+        if not is_number(low) or (high and not is_number(high)):
             continue
         top = int(high) if high else int(low)
         codes += range(int(low), min(top, int(low) + 500) + 1)
