@@ -26,6 +26,7 @@ const UsersPage = lazy(() => import('./pages/UsersPage'));
 const TokensPage = lazy(() => import('./pages/TokensPage'));
 const FirewallPage = lazy(() => import('./pages/FirewallPage'));
 const ChangePasswordPage = lazy(() => import('./pages/ChangePasswordPage'));
+const ImportPage = lazy(() => import('./pages/ImportPage'));
 
 const queryClient = new QueryClient({
   // A standby's refusal of an edit becomes one banner naming the active node (StandbyBanner).
@@ -64,6 +65,7 @@ export function App() {
                   <Route path="/users" element={<UsersPage />} />
                   <Route path="/tokens" element={<TokensPage />} />
                   <Route path="/firewall" element={<FirewallPage />} />
+                  <Route path="/import" element={<ImportPage />} />
                   <Route path="/account/password" element={<ChangePasswordPage />} />
                   <Route path="*" element={<Navigate to="/" replace />} />
                 </Routes>

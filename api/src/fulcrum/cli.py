@@ -6,6 +6,8 @@
     fulcrumctl drain web 198.51.100.1                    # weight 0: existing connections finish
     fulcrumctl changes                                   # what a commit would do
     fulcrumctl commit -m "drain b1" --confirm-within 120
+    fulcrumctl import keepalived.conf conf.d/*.conf      # preview: the report and the plan
+    fulcrumctl import rules.txt --apply --replace        # into the candidate; then changes, commit
     fulcrumctl api GET /revisions                        # any endpoint, raw JSON
 
 FULCRUM_URL and FULCRUM_TOKEN override the saved login (e.g. an API token in CI).
@@ -90,6 +92,33 @@ def _services_table(api: Api) -> str:
     return "\n".join(rows) or "no services"
 
 
+def _import(api: Api, args: argparse.Namespace) -> str:
+    def read(path: str) -> str:
+        try:
+            return Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CliError(f"cannot read {path}: {exc}") from exc
+
+    body = {
+        "format": args.format,
+        "text": read(args.file),
+        "includes": {Path(p).name: read(p) for p in args.includes},
+        "mode": "apply" if args.apply else "preview",
+        "on_conflict": "replace" if args.replace else "skip",
+    }
+    result = api.call("POST", "/imports", body)
+    lines = [f"{r['file']}:{r['line']}: {r['outcome']}: {r['detail']}" for r in result["report"]]
+    lines += [""] + [
+        f"{o['action']:<11} {o['kind']:<9} {o['name']}: {o['summary']}"
+        + (f" (conflicts with {', '.join(o['conflicts_with'])})" if o["conflicts_with"] else "")
+        for o in result["objects"]
+    ]
+    lines += [f"{'!' if i['disruptive'] else ' '} {i['action']:<6} {i['kind']:<8} {i['target']}: {i['detail']}" for i in result["changes"]["items"]]
+    lines.append("imported into the candidate: see `fulcrumctl changes`, then commit" if result["applied"]
+                 else "preview only: nothing changed (use --apply)")
+    return "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fulcrumctl", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -115,6 +144,12 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=f"{name} revision N")
         p.add_argument("number", type=int)
     sub.add_parser("revisions", help="list revisions")
+    imported = sub.add_parser("import", help="import keepalived.conf or ipvsadm rules (preview unless --apply)")
+    imported.add_argument("file", help="keepalived.conf, or ipvsadm rules (ipvsadm -S -n output or ipvsadm -R input)")
+    imported.add_argument("includes", nargs="*", help="files that the configuration includes")
+    imported.add_argument("--format", choices=("auto", "keepalived", "ipvsadm"), default="auto")
+    imported.add_argument("--apply", action="store_true", help="write into the candidate configuration")
+    imported.add_argument("--replace", action="store_true", help="imported services replace existing ones on the same VIP:port")
     raw = sub.add_parser("api", help="call any endpoint")
     raw.add_argument("method")
     raw.add_argument("path", help="e.g. /services")
@@ -150,6 +185,8 @@ def run(args: argparse.Namespace, api: Api) -> Any:
             return api.call("POST", f"/revisions/{args.number}/rollback", {})
         case "revisions":
             return "\n".join(f"{r['number']:>5} {r['state']:<17} {r['created_at'][:19]} {r['author']:<12} {r['message']}" for r in api.call("GET", "/revisions")["data"])
+        case "import":
+            return _import(api, args)
         case "api":
             return api.call(args.method.upper(), args.path, json.loads(args.body) if args.body else None)
     raise CliError(f"unknown command {args.command}")

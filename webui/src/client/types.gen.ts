@@ -266,6 +266,11 @@ export type CommitRequest = {
 };
 
 /**
+ * ConflictPolicy
+ */
+export type ConflictPolicy = 'replace' | 'skip';
+
+/**
  * ConnSync
  */
 export type ConnSync = {
@@ -768,6 +773,98 @@ export type HealthCheck = {
 };
 
 /**
+ * ImportAction
+ */
+export type ImportAction = 'add' | 'replace' | 'skip' | 'needs_admin';
+
+/**
+ * ImportFormat
+ */
+export type ImportFormat = 'auto' | 'keepalived' | 'ipvsadm';
+
+/**
+ * ImportMode
+ */
+export type ImportMode = 'preview' | 'apply';
+
+/**
+ * ImportRequest
+ */
+export type ImportRequest = {
+    /**
+     * Conflicts
+     */
+    conflicts?: {
+        [key: string]: unknown | ConflictPolicy;
+    };
+    format?: ImportFormat;
+    /**
+     * Includes
+     */
+    includes?: {
+        [key: string]: unknown | string;
+    };
+    mode?: ImportMode;
+    on_conflict?: ConflictPolicy;
+    /**
+     * Text
+     *
+     * keepalived.conf, or ipvsadm rules (ipvsadm -S -n, ipvsadm -R input)
+     */
+    text: string;
+};
+
+/**
+ * ImportResponse
+ */
+export type ImportResponse = {
+    /**
+     * Applied
+     */
+    applied: boolean;
+    changes: Plan;
+    /**
+     * Counts
+     */
+    counts: {
+        [key: string]: unknown;
+    };
+    format: ImportFormat;
+    mode: ImportMode;
+    /**
+     * Objects
+     */
+    objects: Array<ImportedObject>;
+    /**
+     * Report
+     */
+    report: Array<ReportLineRead>;
+};
+
+/**
+ * ImportedObject
+ */
+export type ImportedObject = {
+    action: ImportAction;
+    /**
+     * Conflicts With
+     */
+    conflicts_with: Array<string>;
+    /**
+     * Kind
+     */
+    kind: string;
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Summary
+     */
+    summary: string;
+};
+
+/**
  * LoginRequest
  */
 export type LoginRequest = {
@@ -952,6 +1049,11 @@ export type NodeSettingsUpdate = {
      */
     vrrp_interface?: string | null;
 };
+
+/**
+ * Outcome
+ */
+export type Outcome = 'imported' | 'changed' | 'not_imported';
 
 /**
  * PairRequest
@@ -1144,6 +1246,29 @@ export type Rates = {
      * Outpps
      */
     outpps: number;
+};
+
+/**
+ * ReportLineRead
+ */
+export type ReportLineRead = {
+    /**
+     * Detail
+     */
+    detail: string;
+    /**
+     * File
+     */
+    file: string;
+    /**
+     * Line
+     */
+    line: number;
+    outcome: Outcome;
+    /**
+     * Text
+     */
+    text: string;
 };
 
 /**
@@ -2633,6 +2758,29 @@ export type StatusHealthResponses = {
 };
 
 export type StatusHealthResponse = StatusHealthResponses[keyof StatusHealthResponses];
+
+export type ImportsRunImportData = {
+    body: ImportRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v1/imports';
+};
+
+export type ImportsRunImportErrors = {
+    /**
+     * The input cannot be read (too large, not text, an include loop) or the result is invalid; nothing changed
+     */
+    422: unknown;
+};
+
+export type ImportsRunImportResponses = {
+    /**
+     * Successful Response
+     */
+    200: ImportResponse;
+};
+
+export type ImportsRunImportResponse = ImportsRunImportResponses[keyof ImportsRunImportResponses];
 
 export type NodeGetNodeData = {
     body?: never;

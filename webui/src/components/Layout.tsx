@@ -4,6 +4,7 @@ import {
   IconActivity,
   IconBook,
   IconGauge,
+  IconFileImport,
   IconHistory,
   IconKey,
   IconListDetails,
@@ -33,6 +34,7 @@ const NAV = [
   { to: '/ha', label: 'High availability', icon: IconTopologyStar3 },
   { to: '/firewall', label: 'Firewall', icon: IconShieldLock },
   { to: '/revisions', label: 'Revisions', icon: IconHistory },
+  { to: '/import', label: 'Import', icon: IconFileImport },
   { to: '/events', label: 'Events & audit', icon: IconListDetails },
   { to: '/guide', label: 'Scheduling guide', icon: IconBook },
 ];
