@@ -61,6 +61,7 @@ class Settings(BaseSettings):
     node_health_fall: int = Field(default=2, ge=1, le=10)
     node_health_rise: int = Field(default=2, ge=1, le=10)
     keepalived_checkers_pidfile: Path | None = None  # default: beside keepalived_pidfile
+    keepalived_vrrp_pidfile: Path | None = None  # default: beside keepalived_pidfile
 
     @model_validator(mode="after")
     def _defaults(self) -> "Settings":

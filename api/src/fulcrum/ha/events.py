@@ -21,6 +21,8 @@ KINDS = (
     "ha.peer_unreachable",
     "ha.peer_reachable",
     "ha.drill",
+    "ha.role_unknown",
+    "ha.role_known",
 )
 
 
