@@ -118,7 +118,7 @@ def guard_split_brain(runtime: HaRuntime, view: LocalView, peer: PeerStatus, now
     split = runtime.split
     maintenance_file = runtime.settings.maintenance_file
     assert maintenance_file is not None
-    if split.observe(now, both_master(mine, theirs)):
+    if split.observe(now, both_master(mine, theirs), peer_stepped_down=peer.maintenance):
         events.emit(
             runtime.telemetry, "ha.split_brain", Severity.CRITICAL,
             f"split brain: this node and {peer.name} are both MASTER of {', '.join(split.groups)}",
