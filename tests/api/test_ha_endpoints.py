@@ -15,7 +15,9 @@ from sqlalchemy.orm import Session
 
 from apitest import WEB, login_as
 from fulcrum.db import unit_of_work
-from fulcrum.ha.runtime import HaRuntime
+from fulcrum.ha.runtime import ROLE_UNKNOWN_ALARM_AFTER, HaRuntime
+from fulcrum.ha.view import local_view
+from fulcrum.ha.watcher import keep_local_state
 from fulcrum.models._types import utcnow
 from fulcrum.models.ha import HaPairing
 
@@ -44,8 +46,10 @@ def paired_with(session: Session, name: str) -> None:
 
 def test_an_unpaired_node_is_standalone_and_its_own_writer(client: TestClient, ha: HaRuntime) -> None:
     status = client.get("/api/v1/ha/status").json()
-    assert status["node"] == {"name": "fulcrum", "role": "standalone", "groups": [], "maintenance": False, "writer": True, "priority": 100}
+    assert status["node"] == {"name": "fulcrum", "role": "standalone", "groups": [], "maintenance": False, "writer": True, "priority": 100,
+                              "role_unknown_since": None, "role_unknown_alarm": False}
     assert status["peer"] is None
+    assert status["active"] == {"name": None, "local": False, "url": None, "split_brain": False}
     assert status["sync"]["state"] == "unpaired"
     assert status["conn_sync"] == {"enabled": False, "interface": None, "local_daemon": "off", "local_connections": None, "peer_connections": None}
     assert status["split_brain"] == {"active": False, "since": None, "groups": [], "holding": False}
@@ -61,7 +65,8 @@ def test_vrrp_states_come_from_keepalived_notify_lines(app: FastAPI, client: Tes
     client.post("/api/v1/vip-groups", json=FRONT)
     client.post("/api/v1/services", json=WEB)
     assert client.post("/api/v1/revisions", json={}).status_code == 201
-    assert client.get("/api/v1/ha/status").json()["node"]["groups"] == [{"name": "front", "state": "UNKNOWN", "since": None}]
+    # No IPVS on this host: nothing was applied, so keepalived's notifications are all there is.
+    assert client.get("/api/v1/ha/status").json()["node"]["groups"] == [{"name": "front", "state": "UNKNOWN", "since": None, "vips_held": []}]
 
     notify(app, 'INSTANCE "VG_front" BACKUP 100')
     notify(app, 'INSTANCE "VG_front" MASTER 100')
@@ -72,7 +77,9 @@ def test_vrrp_states_come_from_keepalived_notify_lines(app: FastAPI, client: Tes
     assert [(t["group"], t["from"], t["to"]) for t in status["transitions"]] == [("front", "BACKUP", "MASTER"), ("front", None, "BACKUP")]
 
     paired_with(session, "alpha")
-    assert client.get("/api/v1/ha/status").json()["node"]["role"] == "active"
+    status = client.get("/api/v1/ha/status").json()
+    assert status["node"]["role"] == "active"
+    assert status["active"] == {"name": "fulcrum", "local": True, "url": None, "split_brain": False}
     assert client.post("/api/v1/services", json={**WEB, "name": "mail", "address": "192.0.2.11"}).status_code == 201
 
     # BACKUP, and the peer ("alpha") wins the priority rule: this node is a standby now.
@@ -144,3 +151,35 @@ def test_events_and_transitions_of_the_pair_are_kept(app: FastAPI, client: TestC
     transition = client.get("/api/v1/ha/status").json()["transitions"][0]
     assert transition["to"] == "FAULT" and transition["reason"].startswith("maintenance on")
     assert timedelta(0) <= utcnow() - datetime.fromisoformat(transition["time"]) < timedelta(minutes=1)
+
+
+def test_a_role_unknown_for_seconds_is_an_alarm(app: FastAPI, client: TestClient, session: Session, ha: HaRuntime) -> None:
+    """A paired node with VIP groups whose state nothing tells (no IPVS here, so no data plane to
+    read, and no notification from keepalived): unknown, then the ha.role_unknown alarm."""
+    client.post("/api/v1/vip-groups", json=FRONT)
+    client.post("/api/v1/services", json=WEB)
+    assert client.post("/api/v1/revisions", json={}).status_code == 201
+    paired_with(session, "alpha")
+
+    def observe(now: float) -> dict:
+        with ha.session_scope() as scope:
+            keep_local_state(ha, local_view(scope, ha), now)
+        return client.get("/api/v1/ha/status").json()
+
+    node = observe(100.0)["node"]
+    assert node["role"] == "unknown" and node["role_unknown_since"] is not None and node["role_unknown_alarm"] is False
+    assert observe(100.0 + ROLE_UNKNOWN_ALARM_AFTER - 1)["node"]["role_unknown_alarm"] is False
+    status = observe(100.0 + ROLE_UNKNOWN_ALARM_AFTER)
+    assert status["node"]["role_unknown_alarm"] is True
+    assert status["active"] == {"name": None, "local": False, "url": None, "split_brain": False}
+    raised = client.get("/api/v1/events?kind=ha.role_unknown").json()["data"]
+    assert len(raised) == 1 and raised[0]["severity"] == "critical" and "front UNKNOWN" in raised[0]["message"]
+    observe(200.0)
+    assert len(client.get("/api/v1/events?kind=ha.role_unknown").json()["data"]) == 1  # raised once
+
+    notify(app, 'INSTANCE "VG_front" BACKUP 100')
+    node = observe(201.0)["node"]
+    assert (node["role"], node["role_unknown_since"], node["role_unknown_alarm"]) == ("standby", None, False)
+    assert [e["message"] for e in client.get("/api/v1/events?kind=ha.role_known").json()["data"]] == [
+        "the role of this node is known again: standby"
+    ]

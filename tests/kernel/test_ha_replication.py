@@ -9,6 +9,8 @@ everything else by replication. Peer traffic runs over the sync link (http://10.
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 import pytest
@@ -102,6 +104,97 @@ def test_the_standby_refuses_edits_and_names_the_active_node(pair):
     refused = lb2.api.post("/services", {"name": "x", "address": ha.FRONT_VIPS[1], "ports": [8080]}, expect=409)
     assert refused["code"] == "standby_read_only"
     assert "lb1" in refused["detail"] and refused["active_url"] == f"http://{lb1.sync_address}:{ha.API_PORT}"
+
+
+def status(node: Node) -> dict:
+    return node.api.get("/ha/status")
+
+
+# The data plane is read at every status request; the watcher records a state keepalived never
+# reported after 3 s and polls every 2 s. "A few seconds", with slack for the emulated VM.
+READBACK_DEADLINE = 15
+
+
+def test_roles_come_from_the_data_plane_when_notifications_are_lost(pair):
+    """lb2's notify FIFO is taken away (keepalived keeps writing into the old one, which nobody
+    reads); maintenance on lb1 moves the VIPs to lb2, and both nodes still name lb2 active within
+    seconds, lb1 in maintenance: read from the addresses each node holds."""
+    lb1, lb2 = pair.nodes
+    pair.wait_single_master(120, node=lb1)
+    fifo = lb2.api.data_dir / "vrrp.fifo"
+    fifo.unlink()
+    fifo.write_text("not a FIFO: lb2's VRRP notifications are lost on purpose\n")
+
+    def restore_fifo() -> None:  # the API's reader creates it anew; keepalived opens it on a reload
+        fifo.unlink(missing_ok=True)
+        lab.wait_until(fifo.exists, 30, what="lb2's notify FIFO to be created again")
+        os.kill(lb2.api.keepalived_pid(), signal.SIGHUP)
+
+    lab.defer(restore_fifo)
+    told = {e["id"] for e in lb2.api.events(kind="vrrp_state")}
+    pair.maintenance(lb1, True)
+    lab.wait_until(lambda: lb2.vips() == set(ALL_VIPS), 120, what="lb2 to hold every VIP")
+    held = time.monotonic()
+    lab.wait_until(lambda: status(lb2)["node"]["role"] == "active", READBACK_DEADLINE, what="lb2 to report itself active")
+    print(f"lb2 reported itself active {time.monotonic() - held:.1f} s after it held every VIP (no notification read)")
+    here = status(lb2)
+    assert {(g["state"], bool(g["vips_held"])) for g in here["node"]["groups"]} == {("MASTER", True)}, here["node"]
+    assert here["active"] == {"name": "lb2", "local": True, "url": None, "split_brain": False}
+    assert here["node"]["writer"] is True  # the active node writes
+    lab.wait_until(lambda: (s := status(lb1))["node"]["role"] == "maintenance" and s["active"]["name"] == "lb2",
+                   READBACK_DEADLINE, what="lb1 to report maintenance and name lb2 active")
+    # keepalived's own word never arrived: what the data plane showed was recorded instead.
+    recorded = lab.wait_until(lambda: [e for e in lb2.api.events(kind="vrrp_state") if e["id"] not in told
+                                       and e["detail"].get("source") == "dataplane" and e["detail"]["state"] == "MASTER"],
+                              READBACK_DEADLINE, what="the data plane's MASTER recorded on lb2")
+    assert {e["detail"]["name"] for e in recorded} == {"VG_front", "VG_front2", "VG_gateway"}, recorded
+    assert not [e for e in lb2.api.events(kind="vrrp_state") if e["id"] not in told and "source" not in e["detail"]]
+    # Hand back: lb1 out of maintenance takes the VIPs again.
+    pair.maintenance(lb1, False)
+    lab.wait_until(lambda: status(lb1)["node"]["role"] == "standby", 120, what="lb1 back as standby")
+    lb1.api.post("/ha/make-active")
+    pair.wait_single_master(120, node=lb1)
+    lab.wait_until(lambda: status(lb2)["node"]["role"] == "standby" and status(lb1)["active"]["name"] == "lb1",
+                   READBACK_DEADLINE, what="lb2 standby, lb1 active again")
+
+
+def test_split_brain_with_the_peer_link_up_is_raised_and_healed(pair):
+    """Only VRRP is dropped (on lb2): both nodes become MASTER while the peer link still works;
+    both raise ha.split_brain within seconds, lb2 (lower priority) steps down, and once VRRP
+    passes again every VIP of every group resolves to the single master, lb1."""
+    lb1, lb2 = pair.nodes
+    pair.wait_single_master(120, node=lb1)
+    seen = {node.name: {e["id"] for e in node.api.events(kind="ha.split_brain")} for node in pair.nodes}
+    lb2.host.cmd(["nft", "-f", "-"], input=(
+        "table inet lab_no_vrrp {\n"
+        "  chain input { type filter hook input priority -300; ip protocol vrrp drop; }\n"
+        "}\n"))
+    healed = False
+
+    def heal() -> None:
+        nonlocal healed
+        if not healed:
+            lb2.host.cmd(["nft", "delete", "table", "inet", "lab_no_vrrp"])
+            healed = True
+
+    lab.defer(heal)
+    lab.wait_until(lambda: all(vips == set(ALL_VIPS) for vips in pair.holders().values()), 120,
+                   what="both nodes to hold every VIP", interval=0.05)
+    both = time.monotonic()
+    raised = lab.wait_until(lambda: all(
+        [e for e in node.api.events(kind="ha.split_brain") if e["id"] not in seen[node.name]] for node in pair.nodes),
+        30, what="ha.split_brain on both nodes", interval=0.5)
+    print(f"ha.split_brain raised on both nodes {time.monotonic() - both:.1f} s after both held every VIP")
+    assert raised
+    for node in pair.nodes:
+        assert status(node)["peer"]["reachable"] is True  # the peer link stayed up
+    heal()
+    pair.wait_single_master(120, node=lb1)
+    lab.wait_until(lambda: pair.arp_view() == pair.expected_arp(lb1), 60,
+                   what=f"every VIP's ARP entry to name lb1 (now {pair.arp_view()})")
+    # lb2 stepped down to end it; its hold ends once lb1 is MASTER of every group.
+    lab.wait_until(lambda: (s := status(lb2))["node"]["role"] == "standby" and not s["split_brain"]["holding"], 180,
+                   what="lb2 back as standby after its split-brain hold")
 
 
 def test_a_peer_that_was_off_catches_up(pair):

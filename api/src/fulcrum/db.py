@@ -102,9 +102,10 @@ def begin_write(session: Session) -> None:
 
 def end_read(session: Session) -> None:
     """End the current transaction without writing, so that nothing holds the database while a
-    slow step runs (an apply takes seconds); the next use starts a write transaction."""
+    slow step runs (an apply takes seconds); call begin_write after it. (Beginning the write here
+    would take SQLite's write lock at once and hold it through the slow step: keepalived's
+    notifications, recorded meanwhile, then failed with "database is locked".)"""
     session.rollback()
-    begin_write(session)
 
 
 def get_session(request: Request) -> Iterator[Session]:

@@ -65,6 +65,7 @@ class Settings(BaseSettings):
     node_health_fall: int = Field(default=2, ge=1, le=10)
     node_health_rise: int = Field(default=2, ge=1, le=10)
     keepalived_checkers_pidfile: Path | None = None  # default: beside keepalived_pidfile
+    keepalived_vrrp_pidfile: Path | None = None  # default: beside keepalived_pidfile
 
     # The console menu's password protection (services/console_access.py): present means on.
     console_password_file: Path | None = None  # default: data_dir / "console-password"

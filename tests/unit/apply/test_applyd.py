@@ -96,6 +96,17 @@ def test_stats_over_the_socket(server: ApplyServer) -> None:
     assert stats.ipvs_available == IPVS_PRESENT
 
 
+def test_the_vrrp_view_over_the_socket(server: ApplyServer) -> None:
+    """The interfaces of this namespace as `ip` lists them, and no keepalived running."""
+    view = SocketApplier(server.path).vrrp_view()
+    assert view.ipvs_available == IPVS_PRESENT and view.vrrp_running is False
+    listed = json.loads(subprocess.run(["ip", "-j", "address", "show"], capture_output=True, text=True, check=True).stdout)
+    expected = {link["ifname"]: sorted(a["local"] for a in link["addr_info"]) for link in listed}
+    assert {i.name: sorted(i.addresses) for i in view.interfaces} == expected
+    loopback = next(i for i in view.interfaces if i.name == "lo")
+    assert loopback.up and "127.0.0.1" in loopback.addresses
+
+
 def test_local_and_socket_appliers_return_the_same_models(server: ApplyServer, engine: ApplyEngine) -> None:
     local, remote = LocalApplier(engine), SocketApplier(server.path)
     snapshot = make_snapshot()
@@ -103,6 +114,7 @@ def test_local_and_socket_appliers_return_the_same_models(server: ApplyServer, e
         (remote.status(), local.status()),
         (remote.validate(snapshot, 5), local.validate(snapshot, 5)),
         (remote.stats(), local.stats()),
+        (remote.vrrp_view(), local.vrrp_view()),
     ):
         assert type(through_socket) is type(in_process)
     assert remote.status().model_dump() == local.status().model_dump()
@@ -124,7 +136,7 @@ def test_a_request_that_is_not_an_object_is_refused(server: ApplyServer) -> None
 
 def test_an_unknown_op_is_refused(server: ApplyServer) -> None:
     assert _refusal(server, _request("exec", command="reboot")) == (
-        "unknown op 'exec': expected one of apply, validate, status, stats"
+        "unknown op 'exec': expected one of apply, validate, status, stats, vrrp_view"
     )
 
 

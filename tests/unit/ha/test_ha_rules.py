@@ -108,3 +108,14 @@ def test_a_split_brain_that_comes_back_soon_holds_longer() -> None:
     tracker.observe(4.0, ["front"])
     assert tracker.observe(6.0, ["front"])
     assert tracker.hold == 2 * HOLD_MIN
+
+
+def test_the_winner_confirms_a_split_brain_the_peer_ended_first() -> None:
+    """The watchers poll independently: the yielding node may confirm first and drop its VIPs
+    before the other's confirming poll. Seen both MASTER, then the peer in maintenance: confirmed."""
+    tracker = SplitBrainTracker()
+    assert not tracker.observe(0.0, ["front"])
+    assert tracker.observe(2.1, [], peer_stepped_down=True) and tracker.groups == ["front"]
+    assert not tracker.observe(4.2, [], peer_stepped_down=True) and not tracker.active  # reported once, now over
+    # Without a both-MASTER observation before it, the peer's maintenance is just maintenance.
+    assert not SplitBrainTracker().observe(0.0, [], peer_stepped_down=True)

@@ -45,3 +45,66 @@ def test_fifo_reader_survives_the_writer_closing_and_reopening(tmp_path: Path) -
         reader.stop()
         reader.join(5)
     assert not reader.is_alive()
+
+
+def _wait_for(fifo: Path) -> None:
+    for _ in range(250):
+        if fifo.exists():
+            return
+        threading.Event().wait(0.02)
+    raise AssertionError(f"{fifo} was not created")
+
+
+def test_fifo_reader_keeps_reading_after_a_line_it_could_not_handle(tmp_path: Path) -> None:
+    """A line whose handling fails (the database busy past its timeout, say) is retried, then
+    skipped; the reader goes on with the next lines instead of dying with the error."""
+    fifo = tmp_path / "notify.fifo"
+    lines: list[str] = []
+    tries: list[str] = []
+    got = threading.Event()
+
+    def on_line(line: str) -> None:
+        tries.append(line)
+        if "busy" in line:
+            raise RuntimeError("database is locked")
+        lines.append(line)
+        got.set()
+
+    reader = FifoReader(fifo, on_line, poll_seconds=0.02, attempts=2)
+    reader.start()
+    try:
+        _wait_for(fifo)
+        fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # as keepalived opens it
+        os.write(fd, b'INSTANCE "VG_busy" BACKUP 100\nINSTANCE "VG_front" BACKUP 100\n')
+        assert got.wait(5), tries
+        os.close(fd)
+        assert tries == ['INSTANCE "VG_busy" BACKUP 100'] * 2 + ['INSTANCE "VG_front" BACKUP 100']
+        assert reader.is_alive()
+    finally:
+        reader.stop()
+        reader.join(5)
+
+
+def test_fifo_reader_follows_a_fifo_created_anew(tmp_path: Path) -> None:
+    """keepalived unlinks a FIFO it created and makes a new one on every reload (lib/notify.c);
+    the reader must move to the new one even if nothing was written to the old."""
+    fifo = tmp_path / "notify.fifo"
+    os.mkfifo(fifo)
+    lines: list[str] = []
+    got = threading.Event()
+    reader = FifoReader(fifo, lambda line: (lines.append(line), got.set()), poll_seconds=0.02)
+    reader.start()
+    try:
+        old = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # keepalived's first run: opens, writes nothing
+        threading.Event().wait(0.2)
+        os.unlink(fifo)  # its reload: unlink, close, create and open again
+        os.close(old)
+        os.mkfifo(fifo)
+        new = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+        os.write(new, b'INSTANCE "VG_front" BACKUP 100\n')
+        assert got.wait(5), "the reader stayed on the unlinked FIFO"
+        os.close(new)
+        assert lines == ['INSTANCE "VG_front" BACKUP 100']
+    finally:
+        reader.stop()
+        reader.join(5)

@@ -5,6 +5,30 @@ export type ClientOptions = {
 };
 
 /**
+ * ActiveNode
+ *
+ * Who holds the VIPs, as this node sees it: its own data plane, and the peer's last answer.
+ */
+export type ActiveNode = {
+    /**
+     * Local
+     */
+    local: boolean;
+    /**
+     * Name
+     */
+    name: string | null;
+    /**
+     * Split Brain
+     */
+    split_brain: boolean;
+    /**
+     * Url
+     */
+    url: string | null;
+};
+
+/**
  * AuditList
  */
 export type AuditList = {
@@ -523,6 +547,10 @@ export type GroupState = {
      * State
      */
     state: 'MASTER' | 'BACKUP' | 'FAULT' | 'UNKNOWN';
+    /**
+     * Vips Held
+     */
+    vips_held?: Array<string>;
 };
 
 /**
@@ -594,6 +622,14 @@ export type HaNode = {
      */
     role: 'active' | 'standby' | 'fault' | 'maintenance' | 'standalone' | 'unknown';
     /**
+     * Role Unknown Alarm
+     */
+    role_unknown_alarm?: boolean;
+    /**
+     * Role Unknown Since
+     */
+    role_unknown_since?: string | null;
+    /**
      * Writer
      */
     writer: boolean;
@@ -657,6 +693,7 @@ export type HaPeer = {
  * HaStatus
  */
 export type HaStatus = {
+    active: ActiveNode;
     conn_sync: ConnSync;
     node: HaNode;
     peer: HaPeer | null;

@@ -7,7 +7,7 @@ import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from fulcrum.apply.result import ApplyResult, DataplaneStats, DataplaneStatus
+from fulcrum.apply.result import ApplyResult, DataplaneStats, DataplaneStatus, VrrpView
 from fulcrum.config.snapshot import ConfigSnapshot
 
 if TYPE_CHECKING:
@@ -15,6 +15,9 @@ if TYPE_CHECKING:
 
 # An apply may start keepalived and wait for IPVS to match; well above the engine's own deadlines.
 DEFAULT_TIMEOUT = 120.0
+# The VRRP view is read for every HA status answer: a helper that does not answer soon leaves the
+# status with keepalived's notifications alone rather than holding the request.
+VIEW_TIMEOUT = 5.0
 
 
 class ApplierError(RuntimeError):
@@ -29,6 +32,8 @@ class Applier(Protocol):
     def status(self) -> DataplaneStatus: ...
 
     def stats(self) -> DataplaneStats: ...
+
+    def vrrp_view(self) -> VrrpView: ...
 
 
 class LocalApplier:
@@ -48,6 +53,9 @@ class LocalApplier:
 
     def stats(self) -> DataplaneStats:
         return self.engine.stats()
+
+    def vrrp_view(self) -> VrrpView:
+        return self.engine.vrrp_view()
 
 
 class SocketApplier:
@@ -69,13 +77,17 @@ class SocketApplier:
     def stats(self) -> DataplaneStats:
         return DataplaneStats.model_validate(self._call({"op": "stats"}))
 
+    def vrrp_view(self) -> VrrpView:
+        return VrrpView.model_validate(self._call({"op": "vrrp_view"}, min(self.timeout, VIEW_TIMEOUT)))
+
     def _change(self, op: str, snapshot: ConfigSnapshot, revision: int) -> Any:
         return self._call({"op": op, "revision": revision, "snapshot": snapshot.model_dump(mode="json")})
 
-    def _call(self, request: dict[str, Any]) -> Any:
+    def _call(self, request: dict[str, Any], timeout: float | None = None) -> Any:
+        timeout = self.timeout if timeout is None else timeout
         payload = json.dumps(request, separators=(",", ":")).encode() + b"\n"
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
-            connection.settimeout(self.timeout)
+            connection.settimeout(timeout)
             try:
                 connection.connect(str(self.path))
             except OSError as error:
@@ -86,7 +98,7 @@ class SocketApplier:
                 reply = _read_to_end(connection)
             except TimeoutError as error:
                 raise ApplierError(
-                    f"apply helper at {self.path} did not answer {request['op']} within {self.timeout:g} s"
+                    f"apply helper at {self.path} did not answer {request['op']} within {timeout:g} s"
                 ) from error
             except OSError as error:
                 raise ApplierError(f"apply helper at {self.path} dropped the connection: {error}") from error

@@ -50,7 +50,7 @@ NODE_HEALTH_PROGRAM = "fulcrum-node-health"
 
 MAX_REQUEST_BYTES = 16 * 1024 * 1024  # one request line, newline included
 REQUEST_TIMEOUT = 30.0  # for a client to send its request; the apply itself may take longer
-OPS = ("apply", "validate", "status", "stats")
+OPS = ("apply", "validate", "status", "stats", "vrrp_view")
 MAX_QUOTED_ERRORS = 10
 
 
@@ -65,7 +65,7 @@ class ChangeRequest(BaseModel):
 class QueryRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    op: Literal["status", "stats"]
+    op: Literal["status", "stats", "vrrp_view"]
 
 
 _REQUEST = TypeAdapter(Annotated[ChangeRequest | QueryRequest, Field(discriminator="op")])
@@ -114,6 +114,8 @@ def handle(engine: ApplyEngine, line: bytes) -> dict[str, Any]:
             result: BaseModel = run(request.snapshot, request.revision)
         elif request.op == "status":
             result = engine.status()
+        elif request.op == "vrrp_view":
+            result = engine.vrrp_view()
         else:
             result = engine.stats()
     except Exception as error:  # the client gets an answer even when the engine has a bug
@@ -171,7 +173,7 @@ def _log_line(answer: dict[str, Any]) -> str:
     result = answer["result"]
     if "outcome" in result:
         return f"revision {result['revision']}: {result['outcome']}: {result['message']}"
-    return "answered " + ("status" if "keepalived_running" in result else "stats")
+    return "answered " + ("status" if "keepalived_running" in result else "vrrp_view" if "vrrp_running" in result else "stats")
 
 
 class ApplyServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -230,17 +232,22 @@ def engine_config(settings: Settings) -> EngineConfig:
             settings.keepalived_start
             or keepalived_argv(settings.keepalived_conf, settings.keepalived_pidfile, settings.state_dir)
         ),
+        keepalived_vrrp_pidfile=settings.keepalived_vrrp_pidfile or _keepalived_run_dir(settings) / "keepalived-vrrp.pid",
         runtime=runtime_paths(settings),
         readback_timeout=settings.readback_timeout,
     )
 
 
-def runtime_paths(settings: Settings) -> RuntimePaths:
-    """What keepalived.conf refers to on this appliance, all from the settings."""
+def _keepalived_run_dir(settings: Settings) -> Path:
+    """Where keepalived's children write their pid files unless the settings name them."""
     assert settings.keepalived_pidfile and settings.state_dir
     # The default start command (keepalived_argv) writes every pid file into state_dir.
-    default_run_dir = settings.state_dir if not settings.keepalived_start else settings.keepalived_pidfile.parent
-    checkers = settings.keepalived_checkers_pidfile or default_run_dir / "keepalived-checkers.pid"
+    return settings.state_dir if not settings.keepalived_start else settings.keepalived_pidfile.parent
+
+
+def runtime_paths(settings: Settings) -> RuntimePaths:
+    """What keepalived.conf refers to on this appliance, all from the settings."""
+    checkers = settings.keepalived_checkers_pidfile or _keepalived_run_dir(settings) / "keepalived-checkers.pid"
     return RuntimePaths(
         notify_fifo=str(settings.notify_fifo) if settings.notify_fifo else None,
         lvs_notify_fifo=str(settings.lvs_notify_fifo) if settings.lvs_notify_fifo else None,

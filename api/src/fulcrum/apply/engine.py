@@ -44,7 +44,7 @@ from pathlib import Path
 
 from fulcrum.apply import sync_daemons
 from fulcrum.apply.files import discard_new, mark_failed, new_path, promote, restore_previous, write_new
-from fulcrum.apply.keepalived_control import KeepalivedControl
+from fulcrum.apply.keepalived_control import KeepalivedControl, pid_of
 from fulcrum.apply.nftables_control import (
     delete_table,
     enable_ipvs_conntrack,
@@ -58,7 +58,9 @@ from fulcrum.apply.result import (
     ApplyStep,
     DataplaneStats,
     DataplaneStatus,
+    InterfaceView,
     StepReport,
+    VrrpView,
 )
 from fulcrum.apply.state import EngineState, StateFile
 from fulcrum.apply.tools import ToolError
@@ -73,6 +75,7 @@ from fulcrum.dataplane.ipvs_table import (
     ipvs_available,
     read_ipvs,
 )
+from fulcrum.dataplane.links import read_interfaces
 from fulcrum.dataplane.vip_guard import VipGuard
 from fulcrum.render import RuntimePaths, balanced_services, render_keepalived, render_nftables
 
@@ -91,6 +94,7 @@ class EngineConfig:
     nftables_file: Path
     keepalived_pidfile: Path
     keepalived_start: tuple[str, ...]  # argv that starts keepalived when it is not running
+    keepalived_vrrp_pidfile: Path | None = None  # keepalived's VRRP process (default: beside the pidfile)
     runtime: RuntimePaths = field(default_factory=RuntimePaths)
     readback_timeout: float = 15.0  # seconds for IPVS to match after the reload
     # Once IPVS matches, how long to keep waiting for real servers that are still absent (not yet
@@ -226,6 +230,16 @@ class ApplyEngine:
             return DataplaneStats(ipvs_available=False, ipvs_detail=str(error))
         return DataplaneStats(
             ipvs_available=True, ipvs_detail=detail, table=table, backend_warnings=self.vip_guard.warnings()
+        )
+
+    def vrrp_view(self) -> VrrpView:
+        """The interfaces with their addresses, and whether keepalived's VRRP process runs."""
+        available, _ = ipvs_available()
+        vrrp_pidfile = self.config.keepalived_vrrp_pidfile or self.config.keepalived_pidfile.parent / "keepalived-vrrp.pid"
+        return VrrpView(
+            ipvs_available=available,
+            vrrp_running=pid_of(vrrp_pidfile) is not None,
+            interfaces=[InterfaceView(name=i.name, up=i.up, addresses=sorted(i.addresses)) for i in read_interfaces()],
         )
 
     def applied_state(self) -> EngineState:

@@ -65,6 +65,22 @@ class DataplaneStatus(BaseModel):
     interrupted_revision: int | None = None
 
 
+class InterfaceView(BaseModel):
+    name: str
+    up: bool  # administratively up with a carrier, as keepalived judges a tracked interface
+    addresses: list[str]  # without prefix length
+
+
+class VrrpView(BaseModel):
+    """What the data plane shows of VRRP now, for the HA status to read each VIP group's state
+    from (fulcrum.ha.local): the interfaces with their addresses, and whether keepalived's VRRP
+    process runs. Where IPVS is unavailable nothing was applied, so there is nothing to read."""
+
+    ipvs_available: bool
+    vrrp_running: bool
+    interfaces: list[InterfaceView] = Field(default_factory=list)
+
+
 class DataplaneStats(BaseModel):
     """The live IPVS table with per-service and per-real-server counters and rates."""
 

@@ -24,6 +24,8 @@ KINDS = (
     "ha.peer_certificate",
     "ha.clock_skew",
     "ha.drill",
+    "ha.role_unknown",
+    "ha.role_known",
 )
 
 

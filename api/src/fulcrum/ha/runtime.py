@@ -35,6 +35,11 @@ PEER_MISSES_TO_UNREACHABLE = 3
 # the clocks fine again only well below the warning, so a skew near it does not flap.
 CLOCK_SKEW_ALARM = 10.0
 CLOCK_SKEW_CLEAR = 5.0
+# A paired node whose role cannot be read for this long raises the ha.role_unknown alarm.
+ROLE_UNKNOWN_ALARM_AFTER = 5.0
+# keepalived's notification follows a transition within milliseconds; when the data plane shows
+# another state for this long, the notification was lost and the data plane's state is recorded.
+RECORD_DATAPLANE_STATE_AFTER = 3.0
 
 
 @dataclass
@@ -60,6 +65,18 @@ class PeerCache:
 
 
 @dataclass
+class LocalStates:
+    """What this process has seen of its own node: since when each group is in its state, how
+    long the data plane has disagreed with keepalived's last notification, and an unknown role."""
+
+    seen: dict[str, tuple[str, datetime]] = field(default_factory=dict)  # group -> (state, since)
+    disagreeing: dict[str, float] = field(default_factory=dict)  # group -> monotonic time it began
+    role_unknown_since: datetime | None = None
+    role_unknown_at: float | None = None  # monotonic
+    role_alarm: bool = False  # the ha.role_unknown event was raised and not yet cleared
+
+
+@dataclass
 class HaRuntime:
     settings: Settings
     telemetry: Telemetry
@@ -67,6 +84,7 @@ class HaRuntime:
     peer: PeerCache = field(default_factory=PeerCache)
     sync: SyncRecord = field(default_factory=SyncRecord)
     split: SplitBrainTracker = field(default_factory=SplitBrainTracker)
+    local: LocalStates = field(default_factory=LocalStates)
     wakeup: threading.Event = field(default_factory=threading.Event)
     lock: threading.RLock = field(default_factory=threading.RLock)
     # lineage id of a head the peer failed to apply -> monotonic time to try again
@@ -146,6 +164,53 @@ class HaRuntime:
         elif was is not False:
             events.emit(self.telemetry, "ha.peer_unreachable", Severity.WARNING, f"peer {name} is unreachable: {problem}", {"problem": problem})
         self.set_sync("unreachable", problem)
+
+    # --- this node's own states ----------------------------------------------------------------
+
+    def since(self, group: str, state: str, reported: str, reported_at: datetime | None) -> datetime | None:
+        """Since when `group` is in `state`: keepalived's time when it reported that state, else
+        when this process first read it from the data plane."""
+        with self.lock:
+            if state == reported and reported_at is not None:
+                self.local.seen[group] = (state, reported_at)
+                return reported_at
+            if state == "UNKNOWN":
+                self.local.seen.pop(group, None)
+                return None
+            seen = self.local.seen.get(group)
+            if seen is None or seen[0] != state:
+                seen = self.local.seen[group] = (state, utcnow())
+            return seen[1]
+
+    def disagrees_long(self, group: str, disagrees: bool, now: float | None = None) -> bool:
+        """Whether the data plane has shown another state than keepalived reported for `group`
+        for RECORD_DATAPLANE_STATE_AFTER seconds."""
+        now = time.monotonic() if now is None else now
+        with self.lock:
+            if not disagrees:
+                self.local.disagreeing.pop(group, None)
+                return False
+            began = self.local.disagreeing.setdefault(group, now)
+            return now - began >= RECORD_DATAPLANE_STATE_AFTER
+
+    def role_unknown(self, unknown: bool, now: float | None = None) -> str | None:
+        """Track an unknown role: "raise" once it has lasted ROLE_UNKNOWN_ALARM_AFTER seconds,
+        "clear" when a raised one ends, else None."""
+        now = time.monotonic() if now is None else now
+        with self.lock:
+            local = self.local
+            if not unknown:
+                local.role_unknown_since = local.role_unknown_at = None
+                if local.role_alarm:
+                    local.role_alarm = False
+                    return "clear"
+                return None
+            if local.role_unknown_at is None:
+                local.role_unknown_since, local.role_unknown_at = utcnow(), now
+            if not local.role_alarm and now - local.role_unknown_at >= ROLE_UNKNOWN_ALARM_AFTER:
+                local.role_alarm = True
+                return "raise"
+            return None
 
     def forget_peer(self) -> None:
         """Unpaired: nothing about a peer holds any more, a split-brain step-down included."""

@@ -76,8 +76,16 @@ class SplitBrainTracker:
     hold: float = HOLD_MIN
     last_end: float | None = None
 
-    def observe(self, now: float, both_master: list[str]) -> bool:
-        """Feed one observation; True when a split brain has just been confirmed."""
+    def observe(self, now: float, both_master: list[str], peer_stepped_down: bool = False) -> bool:
+        """Feed one observation; True when a split brain has just been confirmed.
+
+        `peer_stepped_down`: the peer is in maintenance now. After both nodes were seen MASTER,
+        that is the peer confirming the split brain first and yielding: the two watchers poll
+        independently, and the yielding one may drop its VIPs before this one's confirming poll.
+        """
+        if not both_master and self.seen_since is not None and not self.active and peer_stepped_down:
+            both_master = self.groups
+            self.seen_since = now - SPLIT_BRAIN_AFTER
         if not both_master:
             if self.active:
                 self.last_end = now

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+
 from sqlalchemy.orm import Session
 
+from fulcrum.apply.client import ApplierError
+from fulcrum.apply.result import VrrpView
 from fulcrum.config.snapshot import ConfigSnapshot, Node
 from fulcrum.ha import lineage, local, replication
 from fulcrum.ha.pairing import current_pairing
@@ -13,9 +17,12 @@ from fulcrum.ha.status import Side, is_writer
 from fulcrum.ha.wire import Head, PeerStatus
 from fulcrum.models.ha import HaPairing
 from fulcrum.models._types import utcnow
-from fulcrum.schemas.ha import ConnSync, GroupState, HaNode, HaPeer, HaStatus, HaSync, SplitBrain, Transition
+from fulcrum.schemas.ha import ActiveNode, ConnSync, GroupState, HaNode, HaPeer, HaStatus, HaSync, SplitBrain, Transition
 from fulcrum.services import revisions
 from fulcrum.services.ha_config import get_node
+
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -24,6 +31,7 @@ class LocalView:
     name: str  # this node's name in the pair (its settings as last saved)
     running_node: Node  # the node settings keepalived runs (the candidate's before any commit)
     groups: list[local.GroupState]
+    reported: dict[str, local.Reported]  # keepalived's newest notification per group
     maintenance: bool
     role: str
     writer: bool
@@ -46,13 +54,28 @@ def head_of(session: Session) -> Head | None:
     return Head(revision=row.number, shared_hash=row.shared_hash, lineage=row.lineage)
 
 
+def vrrp_view(runtime: HaRuntime) -> VrrpView | None:
+    """The data plane's addresses and keepalived's VRRP process now; None when it cannot be read."""
+    try:
+        return runtime.telemetry.applier.vrrp_view()
+    except (ApplierError, OSError) as error:
+        log.warning("reading the VRRP state from the data plane failed: %s", error)
+        return None
+
+
 def local_view(session: Session, runtime: HaRuntime) -> LocalView:
     pairing = current_pairing(session)
     running: ConfigSnapshot | None = revisions.snapshot_of(revisions.running(session))
     saved = get_node(session)
     node = running.node if running else saved
-    groups = local.group_states(session, running)
     maintenance = local.in_maintenance(runtime.settings.maintenance_file)  # type: ignore[arg-type]
+    reported = local.reported_states(session, running)
+    dataplane = vrrp_view(runtime) if running and running.vip_groups else None
+    groups = []
+    for group in sorted(running.vip_groups if running else [], key=lambda g: g.name):
+        told = reported[group.name]
+        state, held = local.read_state(group, node, told.state, dataplane, maintenance)
+        groups.append(local.GroupState(group.name, state, runtime.since(group.name, state, told.state, told.at), held))
     if pairing is None:
         role = "maintenance" if maintenance else "standalone"
     else:
@@ -61,7 +84,24 @@ def local_view(session: Session, runtime: HaRuntime) -> LocalView:
     peer_side = Side(peer.name, peer.priority, peer.role) if peer else None
     peer_name = peer.name if peer else (pairing.peer_name if pairing else "")
     writer = is_writer(Side(saved.name, node.priority, role), pairing is not None, peer_side, peer_name)
-    return LocalView(pairing, saved.name, node, groups, maintenance, role, writer, head_of(session), lineage.history(session))
+    return LocalView(pairing, saved.name, node, groups, reported, maintenance, role, writer, head_of(session), lineage.history(session))
+
+
+def _groups(view: LocalView) -> list[GroupState]:
+    return [GroupState(name=g.name, state=g.state, since=g.since, vips_held=list(g.vips_held)) for g in view.groups]  # type: ignore[arg-type]
+
+
+def active_node(view: LocalView, peer: HaPeer | None) -> ActiveNode:
+    """Who holds the VIPs: this node by its own data plane; the peer by its last answer, while it
+    answers (an unreachable peer's last word is not evidence of what it does now)."""
+    here = view.role in ("active", "standalone") and any(g.state == "MASTER" for g in view.groups)
+    there = peer is not None and peer.reachable and peer.role == "active"
+    if here:
+        return ActiveNode(name=view.name, local=True, url=None, split_brain=there)
+    if there:
+        assert peer is not None
+        return ActiveNode(name=peer.name, local=False, url=peer.url, split_brain=False)
+    return ActiveNode(name=None, local=False, url=None, split_brain=False)
 
 
 def _daemon(view: LocalView) -> str:
@@ -78,7 +118,7 @@ def peer_status(session: Session, runtime: HaRuntime) -> PeerStatus:
         name=view.name,
         priority=view.running_node.priority,
         role=view.role,  # type: ignore[arg-type]
-        groups=[GroupState(name=g.name, state=g.state, since=g.since) for g in view.groups],  # type: ignore[arg-type]
+        groups=_groups(view),
         maintenance=view.maintenance,
         writer=view.writer,
         head=view.head,
@@ -122,17 +162,21 @@ def ha_status(session: Session, runtime: HaRuntime) -> HaStatus:
             transitions += peer_state.transitions
         transitions.sort(key=lambda t: t.time, reverse=True)
         split = runtime.split
+        unknown = view.role == "unknown"
         return HaStatus(
             node=HaNode(
                 name=view.name,
                 role=view.role,  # type: ignore[arg-type]
-                groups=[GroupState(name=g.name, state=g.state, since=g.since) for g in view.groups],  # type: ignore[arg-type]
+                groups=_groups(view),
                 maintenance=view.maintenance,
                 writer=view.writer,
                 priority=view.running_node.priority,
                 certificate=runtime.served_certificate,
+                role_unknown_since=runtime.local.role_unknown_since if unknown else None,
+                role_unknown_alarm=runtime.local.role_alarm and unknown,
             ),
             peer=peer,
+            active=active_node(view, peer),
             sync=HaSync(
                 state=sync_state,  # type: ignore[arg-type]
                 local_revision=view.head.revision if view.head else None,

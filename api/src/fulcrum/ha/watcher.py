@@ -1,6 +1,8 @@
-"""The HA watcher: every `ha_sync_interval` seconds (and at once after a local change) it polls
-the peer, records reachability, pushes the shared configuration when the peer is behind, notices
-a conflict, and watches for a split brain, stepping this node down if it is the one to yield.
+"""The HA watcher: every `ha_sync_interval` seconds (and at once after a local change) it reads
+this node's VRRP state from the data plane (recording it where keepalived's notification was
+lost, raising an alarm while the role cannot be read), polls the peer, records reachability,
+pushes the shared configuration when the peer is behind, notices a conflict, and watches for a
+split brain, stepping this node down if it is the one to yield.
 """
 
 from __future__ import annotations
@@ -15,20 +17,50 @@ from fulcrum.ha.runtime import HaRuntime
 from fulcrum.ha.status import both_master, by_priority, relation
 from fulcrum.ha.view import LocalView, local_view
 from fulcrum.ha.wire import PeerStatus
+from fulcrum.render.keepalived import INSTANCE_PREFIX
 from fulcrum.schemas.telemetry import Severity
 
 log = logging.getLogger(__name__)
 
 
+def instance_name_of(group: str) -> str:
+    return f"{INSTANCE_PREFIX}{group}"
+
+
+def keep_local_state(runtime: HaRuntime, view: LocalView, now: float | None = None) -> None:
+    """Record a group state the data plane has shown for a while but keepalived never reported
+    (its notification was lost, or never sent), and raise or clear the unknown-role alarm."""
+    for group in view.groups:
+        told = view.reported[group.name].state
+        if runtime.disagrees_long(group.name, group.state not in (told, "UNKNOWN"), now):
+            runtime.telemetry.record(
+                "vrrp_state", Severity.CRITICAL if group.state == "FAULT" else Severity.INFO,
+                f"VRRP instance {instance_name_of(group.name)} is {group.state} (was {told}): read from the data plane, "
+                "keepalived's notification did not arrive",
+                detail={"scope": "INSTANCE", "name": instance_name_of(group.name), "state": group.state, "priority": None,
+                        "previous": told, "source": "dataplane", "vips_held": list(group.vips_held)},
+            )  # fmt: skip
+            runtime.disagrees_long(group.name, False)
+    change = runtime.role_unknown(view.pairing is not None and view.role == "unknown" and bool(view.groups), now)
+    if change == "raise":
+        states = ", ".join(f"{g.name} {g.state}" for g in view.groups)
+        events.emit(runtime.telemetry, "ha.role_unknown", Severity.CRITICAL,
+                    f"the role of this node cannot be read ({states}): neither the data plane nor keepalived tells it",
+                    {"groups": {g.name: g.state for g in view.groups}})  # fmt: skip
+    elif change == "clear":
+        events.emit(runtime.telemetry, "ha.role_known", Severity.INFO, f"the role of this node is known again: {view.role}", {"role": view.role})
+
+
 def poll(runtime: HaRuntime) -> tuple[LocalView, PeerStatus | None] | None:
-    """Ask the peer for its status; None when this node is not paired."""
+    """Read this node's state, then ask the peer for its status; None when this node is not paired."""
     with runtime.session_scope() as session:
         view = local_view(session, runtime)
-        if view.pairing is None:
-            runtime.forget_peer()
-            return None
-        peer = replication.client_for(view.pairing, view.name)
-        peer_name = view.pairing.peer_name
+    keep_local_state(runtime, view)
+    if view.pairing is None:
+        runtime.forget_peer()
+        return None
+    peer = replication.client_for(view.pairing, view.name)
+    peer_name = view.pairing.peer_name
     try:
         response = peer.get("/status")
         if response.clock_offset is not None:
@@ -97,7 +129,7 @@ def guard_split_brain(runtime: HaRuntime, view: LocalView, peer: PeerStatus, now
     split = runtime.split
     maintenance_file = runtime.settings.maintenance_file
     assert maintenance_file is not None
-    if split.observe(now, both_master(mine, theirs)):
+    if split.observe(now, both_master(mine, theirs), peer_stepped_down=peer.maintenance):
         events.emit(
             runtime.telemetry, "ha.split_brain", Severity.CRITICAL,
             f"split brain: this node and {peer.name} are both MASTER of {', '.join(split.groups)}",

@@ -34,6 +34,7 @@ _PATH = re.compile(r"(?:/[A-Za-z0-9_.-]+)+")
 _URL = re.compile(r"https?://(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?(?:/[A-Za-z0-9_.~-]*)*")
 
 SYNC_GROUP = "fulcrum"
+INSTANCE_PREFIX = "VG_"  # keeps a group name from reading as a keyword
 MAINTENANCE_TRACK = "maintenance"
 NODE_HEALTH_SCRIPT = "node_health"
 # keepalived kills a script that outlives its timeout and counts a failure. The probes bound the
@@ -153,8 +154,8 @@ def balanced_services(snapshot: ConfigSnapshot) -> list[Service]:
 
 
 def instance_name(group: VipGroup) -> str:
-    """The vrrp_instance of a group; the prefix keeps a group name from reading as a keyword."""
-    return f"VG_{group.name}"
+    """The vrrp_instance of a group."""
+    return f"{INSTANCE_PREFIX}{group.name}"
 
 
 def _node_health(health: NodeHealth | None, node: Node, has_checker: bool) -> dict[str, object] | None:

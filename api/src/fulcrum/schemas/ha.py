@@ -41,8 +41,11 @@ SyncStateName = Literal["unpaired", "in_sync", "peer_behind", "peer_ahead", "con
 
 class GroupState(BaseModel):
     name: str
+    # Read from the data plane (which of the group's addresses the node holds, whether keepalived's
+    # VRRP process runs, maintenance, tracked interfaces), with keepalived's notifications.
     state: VrrpState
-    since: datetime | None  # when keepalived reported this state
+    since: datetime | None  # since when the node is in this state
+    vips_held: list[str] = Field(default_factory=list)  # the group's addresses the node holds now
 
 
 class HaNode(BaseModel):
@@ -53,6 +56,19 @@ class HaNode(BaseModel):
     writer: bool  # edits are accepted here (the one-writer rule)
     priority: int
     certificate: str | None  # SHA-256 of the TLS certificate this node serves; None: plain HTTP
+    # A paired node with VIP groups whose role cannot be read: since when, and whether that has
+    # lasted long enough to be an alarm (the ha.role_unknown event is raised then).
+    role_unknown_since: datetime | None = None
+    role_unknown_alarm: bool = False
+
+
+class ActiveNode(BaseModel):
+    """Who holds the VIPs, as this node sees it: its own data plane, and the peer's last answer."""
+
+    name: str | None  # the active node; None when neither node is active (or the peer cannot be asked)
+    local: bool  # the active node is this one
+    url: str | None  # the peer's API, when the peer is the active node (where changes are made)
+    split_brain: bool  # both nodes hold VIPs: `name` is this node, and the peer is active too
 
 
 class HaPeer(BaseModel):
@@ -113,6 +129,7 @@ class Transition(BaseModel):
 class HaStatus(BaseModel):
     node: HaNode
     peer: HaPeer | None
+    active: ActiveNode
     sync: HaSync
     conn_sync: ConnSync
     split_brain: SplitBrain

@@ -22,7 +22,7 @@ from fulcrum.errors import ApplyFailed, ApplyRejected, Conflict, NotFound
 from fulcrum.models import Revision, RevisionState
 from fulcrum.models._types import utcnow
 from fulcrum.schemas.revisions import Diff, PendingChanges
-from fulcrum.db import end_read
+from fulcrum.db import begin_write, end_read
 from fulcrum.ha import lineage as ha_lineage
 from fulcrum.services import audit
 from fulcrum.services.candidate import candidate_snapshot, load_snapshot
@@ -139,6 +139,7 @@ def commit(
     stamp = ha_lineage.stamp(session, snapshot, lineage)
     end_read(session)
     result = applier.apply(snapshot, number)
+    begin_write(session)
     if result.outcome == ApplyOutcome.FAILED and result.failed_step in _REJECTED_STEPS:
         raise ApplyRejected(
             f"the configuration was rejected at step {result.failed_step.value}: {result.message}",

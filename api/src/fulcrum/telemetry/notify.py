@@ -83,13 +83,21 @@ def parse(line: str) -> Notice | None:
 
 
 class FifoReader(threading.Thread):
-    """Reads one FIFO line by line, reopening it whenever keepalived closes or recreates it."""
+    """Reads one FIFO line by line, reopening it whenever keepalived closes or recreates it.
 
-    def __init__(self, path: Path, on_line: Callable[[str], None], poll_seconds: float = 0.5) -> None:
+    keepalived (2.2.7, lib/notify.c) closes its FIFOs on every reload and opens them again; one
+    it created itself it also unlinks and creates anew, so a reader still holding the old one
+    would wait forever: the path is checked against the open FIFO while idle. A line that cannot
+    be handled (the database busy beyond its timeout, say) is retried, then logged and skipped:
+    the reader itself never stops before `stop()`.
+    """
+
+    def __init__(self, path: Path, on_line: Callable[[str], None], poll_seconds: float = 0.5, attempts: int = 3) -> None:
         super().__init__(name=f"fifo-{path.name}", daemon=True)
         self.path = path
         self.on_line = on_line
         self.poll_seconds = poll_seconds
+        self.attempts = attempts
         self._stopping = threading.Event()
 
     def stop(self) -> None:
@@ -113,6 +121,15 @@ class FifoReader(threading.Thread):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             os.mkfifo(self.path, 0o660)
 
+    def _replaced(self, fd: int) -> bool:
+        """Whether the path no longer names the FIFO open on `fd` (unlinked, or created anew)."""
+        try:
+            now = os.stat(self.path)
+        except FileNotFoundError:
+            return True
+        mine = os.fstat(fd)
+        return (now.st_dev, now.st_ino) != (mine.st_dev, mine.st_ino)
+
     def _read_until_closed(self) -> None:
         fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
         buffer = b""
@@ -121,10 +138,12 @@ class FifoReader(threading.Thread):
             while not self._stopping.is_set():
                 ready, _, _ = select.select([fd], [], [], self.poll_seconds)
                 if not ready:
+                    if self._replaced(fd):
+                        return
                     continue
                 chunk = os.read(fd, 65536)
                 if not chunk:
-                    if wrote:
+                    if wrote or self._replaced(fd):
                         return  # the writer closed: reopen, keepalived may have recreated it
                     self._stopping.wait(self.poll_seconds)
                     continue
@@ -132,6 +151,17 @@ class FifoReader(threading.Thread):
                 buffer += chunk
                 *lines, buffer = buffer.split(b"\n")
                 for line in lines:
-                    self.on_line(line.decode("utf-8", "replace"))
+                    self._handle(line.decode("utf-8", "replace"))
         finally:
             os.close(fd)
+
+    def _handle(self, line: str) -> None:
+        for attempt in range(1, self.attempts + 1):
+            try:
+                self.on_line(line)
+                return
+            except Exception:
+                if attempt == self.attempts or self._stopping.is_set():
+                    log.exception("notify FIFO %s: line %r not handled after %d attempts", self.path, line, attempt)
+                    return
+                self._stopping.wait(self.poll_seconds)

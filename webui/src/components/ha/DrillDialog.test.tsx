@@ -24,6 +24,7 @@ const STATUS: HaStatus = {
   sync: { state: 'in_sync', local_revision: 3, local_hash: 'a', peer_revision: 3, peer_hash: 'a', since: null, message: '' },
   conn_sync: { enabled: true, interface: 'eth1', local_daemon: 'backup', local_connections: 40, peer_connections: 41 },
   split_brain: { active: false, since: null, groups: [], holding: false },
+  active: { name: 'lb2', local: false, url: 'https://10.0.0.2', split_brain: false },
   transitions: [],
 };
 

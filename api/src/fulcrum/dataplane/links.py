@@ -1,0 +1,90 @@
+"""This node's interfaces as the kernel holds them now: whether each is up, and its addresses.
+
+Read over rtnetlink (RTM_GETLINK and RTM_GETADDR dumps), decoded with `struct` like the IPVS
+reader. The HA view reads it to see which VIP group addresses this node holds: keepalived adds a
+group's addresses when it becomes MASTER and removes them when it leaves, so the addresses are
+the VRRP state the data plane actually runs, whatever keepalived's notifications said.
+
+Numbers from include/uapi/linux/rtnetlink.h, if_link.h, if_addr.h and if.h.
+"""
+
+from __future__ import annotations
+
+import errno
+import ipaddress
+import os
+import socket
+import struct
+from dataclasses import dataclass
+
+from fulcrum.dataplane.ipvs_netlink import NLM_F_DUMP, NLM_F_REQUEST, NLMSG_DONE, NLMSG_ERROR, Attributes, NetlinkError
+
+RTM_GETLINK, RTM_NEWLINK = 18, 16
+RTM_GETADDR, RTM_NEWADDR = 22, 20
+IFLA_IFNAME = 3
+IFA_ADDRESS, IFA_LOCAL = 1, 2
+IFF_UP, IFF_RUNNING = 0x1, 0x40
+
+_NLMSG = struct.Struct("=IHHII")  # length, type, flags, sequence, port id
+_IFINFO = struct.Struct("=BxHiII")  # family, type, index, flags, change
+_IFADDR = struct.Struct("=BBBBI")  # family, prefix length, flags, scope, index
+_RTGEN = struct.Struct("=Bxxx")  # family (AF_UNSPEC: every family), padded
+_RECEIVE_BUFFER = 1 << 18
+
+
+@dataclass(frozen=True)
+class Interface:
+    name: str
+    up: bool  # administratively up with a carrier (IFF_UP and IFF_RUNNING), as keepalived judges it
+    addresses: frozenset[str]  # every address on it, without prefix length ("10.77.0.100", "fd77::100")
+
+
+def read_interfaces() -> list[Interface]:
+    """Every interface of this network namespace. Raises OSError (NetlinkError included)."""
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE) as sock:
+        sock.bind((0, 0))
+        links = {index: (name, up) for index, name, up in (_link(m) for m in _dump(sock, RTM_GETLINK, 1, RTM_NEWLINK))}
+        addresses: dict[int, set[str]] = {}
+        for index, address in (_address(m) for m in _dump(sock, RTM_GETADDR, 2, RTM_NEWADDR)):
+            if address is not None:
+                addresses.setdefault(index, set()).add(address)
+    return [Interface(name, up, frozenset(addresses.get(index, ()))) for index, (name, up) in sorted(links.items())]
+
+
+def _dump(sock: socket.socket, request: int, sequence: int, reply: int) -> list[bytes]:
+    """The payloads (after the netlink header) of every `reply` message of one dump request."""
+    sock.send(_NLMSG.pack(_NLMSG.size + _RTGEN.size, request, NLM_F_REQUEST | NLM_F_DUMP, sequence, 0) + _RTGEN.pack(socket.AF_UNSPEC))
+    payloads: list[bytes] = []
+    while True:
+        data = sock.recv(_RECEIVE_BUFFER)
+        offset = 0
+        while offset + _NLMSG.size <= len(data):
+            length, kind, _flags, seen, _port = _NLMSG.unpack_from(data, offset)
+            if length < _NLMSG.size:
+                raise NetlinkError(errno.EPROTO, "malformed netlink message")
+            start, offset = offset + _NLMSG.size, offset + ((length + 3) & ~3)
+            if seen != sequence:
+                continue
+            if kind in (NLMSG_ERROR, NLMSG_DONE):
+                code = -struct.unpack_from("=i", data, start)[0] if length >= _NLMSG.size + 4 else 0
+                if code:
+                    raise NetlinkError(code, os.strerror(code))
+                return payloads
+            if kind == reply:
+                payloads.append(data[start : start + length - _NLMSG.size])
+
+
+def _link(payload: bytes) -> tuple[int, str, bool]:
+    _family, _type, index, flags, _change = _IFINFO.unpack_from(payload)
+    name = Attributes.parse(payload, _IFINFO.size).string(IFLA_IFNAME)
+    return index, name, bool(flags & IFF_UP) and bool(flags & IFF_RUNNING)
+
+
+def _address(payload: bytes) -> tuple[int, str | None]:
+    family, _prefix, _flags, _scope, index = _IFADDR.unpack_from(payload)
+    attributes = Attributes.parse(payload, _IFADDR.size)
+    # IPv4: IFA_LOCAL is the address itself (IFA_ADDRESS the peer's on point-to-point links).
+    raw = attributes.get(IFA_LOCAL) or attributes.get(IFA_ADDRESS)
+    if raw is None or family not in (socket.AF_INET, socket.AF_INET6):
+        return index, None
+    return index, str(ipaddress.ip_address(raw))
