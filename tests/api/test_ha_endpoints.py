@@ -44,7 +44,7 @@ def paired_with(session: Session, name: str) -> None:
 
 def test_an_unpaired_node_is_standalone_and_its_own_writer(client: TestClient, ha: HaRuntime) -> None:
     status = client.get("/api/v1/ha/status").json()
-    assert status["node"] == {"name": "fulcrum", "role": "standalone", "groups": [], "maintenance": False, "writer": True, "priority": 100}
+    assert status["node"] == {"name": "fulcrum", "role": "standalone", "groups": [], "maintenance": False, "writer": True, "priority": 100, "certificate": None}
     assert status["peer"] is None
     assert status["sync"]["state"] == "unpaired"
     assert status["conn_sync"] == {"enabled": False, "interface": None, "local_daemon": "off", "local_connections": None, "peer_connections": None}
