@@ -47,7 +47,7 @@ def paired_with(session: Session, name: str) -> None:
 def test_an_unpaired_node_is_standalone_and_its_own_writer(client: TestClient, ha: HaRuntime) -> None:
     status = client.get("/api/v1/ha/status").json()
     assert status["node"] == {"name": "fulcrum", "role": "standalone", "groups": [], "maintenance": False, "writer": True, "priority": 100,
-                              "role_unknown_since": None, "role_unknown_alarm": False}
+                              "certificate": None, "role_unknown_since": None, "role_unknown_alarm": False}
     assert status["peer"] is None
     assert status["active"] == {"name": None, "local": False, "url": None, "split_brain": False}
     assert status["sync"]["state"] == "unpaired"
