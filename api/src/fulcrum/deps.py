@@ -10,7 +10,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from fulcrum.db import SessionDep
 from fulcrum.errors import Forbidden, Unauthorized
-from fulcrum.models import Role, User
+from fulcrum.models import AuthToken, Role, User
 from fulcrum.services import audit, auth
 from fulcrum.apply.client import Applier
 from fulcrum.services.revisions import commit_lock
@@ -30,16 +30,24 @@ def presented_token(request: Request, credentials: HTTPAuthorizationCredentials 
     return request.cookies.get(SESSION_COOKIE)
 
 
-def get_current_user(
+def get_current_token(
     request: Request,
     session: SessionDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
-) -> User:
+) -> AuthToken:
+    """The session or API token this request is made with."""
     secret = presented_token(request, credentials)
     token = auth.token_for(session, secret) if secret else None
     if token is None:
         raise Unauthorized("log in first: no valid session or API token was presented")
     request.app.state.token_usage.seen(token.id)
+    return token
+
+
+CurrentToken = Annotated[AuthToken, Depends(get_current_token)]
+
+
+def get_current_user(token: CurrentToken) -> User:
     return token.user
 
 
