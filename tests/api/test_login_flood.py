@@ -19,7 +19,10 @@ from fulcrum.main import create_app
 from fulcrum.settings import Settings
 
 FLOOD_THREADS = 24
-OPERATOR_LATENCY_BOUND = 5.0  # seconds; generous: the machine running the tests is shared
+# Seconds. Generous: on this 2-core machine, shared with other test runs (load average near 30),
+# the slowest operator request measured 2.3 s, and 6.2 s at the worst load seen; before the fix
+# a commit failed with a 500 after 5 s of waiting for the lock.
+OPERATOR_LATENCY_BOUND = 10.0
 
 
 def test_operators_commit_during_an_unauthenticated_login_flood(tmp_path: Path) -> None:

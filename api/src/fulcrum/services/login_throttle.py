@@ -1,7 +1,8 @@
 """The login throttle: failed logins counted per account and per address, in the database.
 
-After `FREE_FAILURES` failures an account, or an address, waits before its next try: 1 s, then
-twice as long after each further failure, at most `MAX_LOCKOUT`. A success clears only what
+After `FREE_FAILURES` failures an account, or an address, waits before its next try:
+`FIRST_LOCKOUT`, then twice as long after each further failure, at most `MAX_LOCKOUT` (about
+20 guesses an hour at one account, where a typing user waits half a minute). A success clears only what
 concerns the account that succeeded: its own count, and its failures from that address. So a
 valid login as one user never buys more guesses at another (an attacker alternating wrong admin
 passwords with a viewer login they know is throttled all the same), and a user's success
@@ -21,6 +22,7 @@ from fulcrum.models import AccountLoginFailures, AddressLoginFailures
 from fulcrum.models._types import utcnow
 
 FREE_FAILURES = 5
+FIRST_LOCKOUT = timedelta(seconds=30)
 MAX_LOCKOUT = timedelta(minutes=5)
 FORGET_AFTER = timedelta(hours=1)
 
@@ -36,7 +38,8 @@ def _lockout(failures: int, last_failed_at: datetime | None, now: datetime) -> L
         return Lockout(0, None)
     if failures < FREE_FAILURES:
         return Lockout(failures, None)
-    wait = min(MAX_LOCKOUT, timedelta(seconds=2 ** (failures - FREE_FAILURES)))
+    doublings = min(failures - FREE_FAILURES, 16)  # past MAX_LOCKOUT anyway; a bigger power would overflow timedelta
+    wait = min(MAX_LOCKOUT, FIRST_LOCKOUT * 2**doublings)
     until = last_failed_at + wait
     return Lockout(failures, until if until > now else None)
 
