@@ -11,6 +11,7 @@ test.describe.configure({ mode: 'serial' });
 // Two APIs on 2 shared cores, and the watcher's 2 s rounds: every step gets three times the time.
 test.slow();
 
+const A = `http://127.0.0.1:${Number(process.env.FULCRUM_E2E_PORT ?? 8124)}`;
 const B_PORT = Number(process.env.FULCRUM_E2E_PEER_PORT ?? 8125);
 const B = `http://127.0.0.1:${B_PORT}`;
 const here = dirname(fileURLToPath(import.meta.url));
@@ -72,7 +73,7 @@ async function confirm(page: Page, title: string | RegExp, button: string) {
 }
 
 test.beforeAll(async () => {
-  await ensureAdmin('http://127.0.0.1:8124');
+  await ensureAdmin(A);
   await startPeer();
   await ensureAdmin(B);
   // B's own node settings: another name and a lower priority.
@@ -111,7 +112,7 @@ test('HA: pair with the code the other node shows; a wrong code is refused at it
   await page.getByLabel(/other node.s address/).fill(B);
   await page.getByLabel(/^Pairing code/).fill('ABCD-EFGH-JKLM');
   await page.getByRole('button', { name: /how the other node reaches this one/ }).click();
-  await page.getByLabel(/^This node.s address as the other node reaches it/).fill('http://127.0.0.1:8124');
+  await page.getByLabel(/^This node.s address as the other node reaches it/).fill(A);
   await page.getByRole('button', { name: 'Pair…' }).click();
   const ask = page.getByRole('dialog', { name: /Pair and replace the other node.s configuration/ });
   await expect(ask).toContainText('fulcrum’s configuration will replace the peer’s');
@@ -123,7 +124,7 @@ test('HA: pair with the code the other node shows; a wrong code is refused at it
   await page.getByLabel(/^Pairing code/).fill(code.toLowerCase());
   await page.getByRole('button', { name: 'Pair…' }).click();
   await confirm(page, /Pair and replace/, 'Pair and replace');
-  await expect(page.getByText(/^Paired with lb2 at http:\/\/127\.0\.0\.1:8125/)).toBeVisible({ timeout: 20_000 });
+  await expect(page.getByText(`Paired with lb2 at ${B}`)).toBeVisible({ timeout: 20_000 });
   const peerCard = page.getByTestId('peer-node');
   await expect(peerCard).toContainText('lb2');
   await expect(peerCard.getByTestId('peer-reachability')).toHaveAttribute('data-reachable', 'reachable', { timeout: 20_000 });
@@ -147,7 +148,7 @@ test('HA: the standby says where to edit, and refuses an edit with that banner',
   const b = await peerPage(browser);
   const banner = b.getByTestId('standby-banner');
   await expect(banner).toContainText('Read-only here: make changes on the active node fulcrum', { timeout: 15_000 });
-  await expect(banner.getByRole('link', { name: 'http://127.0.0.1:8124' })).toHaveAttribute('href', 'http://127.0.0.1:8124');
+  await expect(banner.getByRole('link', { name: A })).toHaveAttribute('href', A);
   await nav(b, 'Firewall');
   await b.getByLabel('Management ports').fill('22, 443, 8443');
   await b.getByRole('button', { name: 'Save firewall policy' }).click();
@@ -155,7 +156,7 @@ test('HA: the standby says where to edit, and refuses an edit with that banner',
   if (await anyway.isVisible().catch(() => false)) await anyway.getByRole('button', { name: 'Save anyway' }).click();
   // The API's 409 standby_read_only: the banner now carries that refusal (and can be dismissed).
   await expect(banner.getByRole('button', { name: 'Dismiss' })).toBeVisible();
-  await expect(b.getByText(/this node is standby; make changes on the active node fulcrum at http:\/\/127\.0\.0\.1:8124/).first()).toBeVisible();
+  await expect(b.getByText(`this node is standby; make changes on the active node fulcrum at ${A}`).first()).toBeVisible();
   await shoot(b, 'ha-standby-refusal');
 
   // Maintenance is this node's own business: allowed on the standby, asked first.
