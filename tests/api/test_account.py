@@ -28,11 +28,50 @@ def test_changing_your_own_password_needs_the_current_one(client: TestClient) ->
     assert any(e["action"] == "user.password" and e["target"] == "otto" for e in client.get("/api/v1/audit").json()["data"])
 
 
+def _second_session_and_a_token(client: TestClient, username: str) -> tuple[TestClient, TestClient]:
+    other = TestClient(client.app, base_url="http://testserver")
+    other.headers["Authorization"] = "Bearer " + other.post("/api/v1/auth/login", json={"username": username, "password": PASSWORD}).json()["token"]
+    secret = other.post("/api/v1/tokens", json={"name": "script"}).json()["token"]
+    script = TestClient(client.app, base_url="http://testserver", headers={"Authorization": f"Bearer {secret}"})
+    assert other.get("/api/v1/auth/me").status_code == 200 and script.get("/api/v1/auth/me").status_code == 200
+    return other, script
+
+
+def test_changing_your_password_signs_out_your_other_sessions_and_tokens(client: TestClient) -> None:
+    operator = login_as(client, "otto", "operator")
+    other_browser, script = _second_session_and_a_token(client, "otto")
+    changed = operator.post("/api/v1/auth/password", json={"current_password": PASSWORD, "new_password": NEW_PASSWORD})
+    assert changed.status_code == 204
+    assert operator.get("/api/v1/auth/me").status_code == 200  # this session stays by default
+    assert other_browser.get("/api/v1/auth/me").status_code == 401
+    assert script.get("/api/v1/auth/me").status_code == 401
+    entry = next(e for e in client.get("/api/v1/audit").json()["data"] if e["action"] == "user.password")
+    assert entry["detail"] == {"revoked_tokens": 2, "kept_this_session": True}
+
+
+def test_changing_your_password_can_sign_out_this_session_too(client: TestClient) -> None:
+    operator = login_as(client, "otto", "operator")
+    other_browser, script = _second_session_and_a_token(client, "otto")
+    body = {"current_password": PASSWORD, "new_password": NEW_PASSWORD, "keep_this_session": False}
+    assert operator.post("/api/v1/auth/password", json=body).status_code == 204
+    for signed_out in (operator, other_browser, script):
+        assert signed_out.get("/api/v1/auth/me").status_code == 401
+
+
+def test_keep_this_session_must_be_a_boolean(client: TestClient) -> None:
+    operator = login_as(client, "otto", "operator")
+    refused = operator.post("/api/v1/auth/password", json={"current_password": PASSWORD, "new_password": NEW_PASSWORD, "keep_this_session": 0})
+    assert refused.status_code == 422 and refused.json()["detail"][0]["loc"] == ["body", "keep_this_session"]
+
+
 def test_an_admin_resets_another_users_password_and_their_sessions_end(client: TestClient) -> None:
     operator = login_as(client, "otto", "operator")
+    other_browser, script = _second_session_and_a_token(client, "otto")
     user_id = operator.get("/api/v1/auth/me").json()["id"]
     assert client.patch(f"/api/v1/users/{user_id}", json={"password": NEW_PASSWORD}).status_code == 200
     assert operator.get("/api/v1/auth/me").status_code == 401
+    assert other_browser.get("/api/v1/auth/me").status_code == 401
+    assert script.get("/api/v1/auth/me").status_code == 401  # API tokens end too: the old password may be known
     fresh = TestClient(client.app, base_url="http://testserver")
     assert fresh.post("/api/v1/auth/login", json={"username": "otto", "password": NEW_PASSWORD}).status_code == 200
 

@@ -34,7 +34,7 @@ def test_setup_rejects_a_short_password(anon: TestClient) -> None:
 
 
 def test_login_sets_an_httponly_strict_cookie_that_authenticates(client: TestClient) -> None:
-    fresh = TestClient(client.app, base_url="http://testserver")
+    fresh = TestClient(client.app, base_url="http://testserver", headers={"Origin": "http://testserver"})  # a browser
     response = fresh.post("/api/v1/auth/login", json={"username": "admin", "password": PASSWORD})
     assert response.status_code == 200
     cookie = response.headers["set-cookie"]

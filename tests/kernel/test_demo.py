@@ -70,7 +70,10 @@ def test_demo_runs_on_a_host_with_ipvs_and_stops_cleanly(tmp_path):
     with (httpx.Client(base_url=f"http://127.0.0.1:{PORT}/api/v1", timeout=120) as lb1,
           httpx.Client(base_url=f"http://127.0.0.1:{PORT + 1}/api/v1", timeout=120) as lb2):
         for api in (lb1, lb2):  # the same admin on both: lb2 has lb1's users by replication
-            api.post("/auth/login", json={"username": "admin", "password": password}).raise_for_status()
+            answer = api.post("/auth/login", json={"username": "admin", "password": password})
+            answer.raise_for_status()
+            # A script's way: the bearer token (a change made with only the cookie needs an Origin).
+            api.headers["Authorization"] = f"Bearer {answer.json()['token']}"
 
         def web_connections() -> int | None:
             (web,) = [s for s in lb1.get("/stats/current").json()["services"] if s["name"] == "web0"]

@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { ADMIN, OPERATOR, VIEWER, login, nav, setTheme, shoot } from './helpers';
+import { ADMIN, OPERATOR, VIEWER, login, logApiErrors, nav, setTheme, shoot } from './helpers';
 
 // One story against one real API and database, in order: each step builds on the previous one.
 test.describe.configure({ mode: 'serial' });
@@ -350,6 +350,43 @@ test('users: reset a password, the user changes it, then the admin deletes the a
   await expect(row).toBeHidden();
   await user.reload();
   await expect(user.getByRole('button', { name: 'Sign in' })).toBeVisible();
+  await theirs.close();
+});
+
+test('users: failed logins lock an account; the login page says to wait; an admin sees it and unlocks it', async ({ page, browser }) => {
+  test.slow(); // argon2 for each wrong guess, on shared cores
+  const locked = { username: 'locked.user', password: 'locked user passphrase 4' };
+  await login(page, ADMIN);
+  await nav(page, 'Users');
+  await page.getByRole('button', { name: 'New user' }).click();
+  const create = page.getByRole('dialog', { name: 'New user' });
+  await create.getByLabel('Username').fill(locked.username);
+  await create.getByLabel('Initial password').fill(locked.password);
+  await create.getByRole('button', { name: 'Create user' }).click();
+  const row = page.getByTestId(`user-${locked.username}`);
+  await expect(row).toBeVisible();
+
+  // Someone guesses in a browser of their own: wrong passwords, until the login page says to wait.
+  const theirs = await browser.newContext();
+  const guesser = await theirs.newPage();
+  logApiErrors(guesser);
+  await guesser.goto('/');
+  await guesser.getByLabel('Username').fill(locked.username);
+  await guesser.getByLabel('Password').fill('a wrong guess');
+  const wait = guesser.locator('.mantine-Alert-root', { hasText: 'Too many failed logins' });
+  await expect(async () => {
+    await guesser.getByRole('button', { name: 'Sign in' }).click();
+    await expect(wait).toBeVisible({ timeout: 3_000 });
+  }).toPass({ timeout: 90_000 });
+  await expect(wait).toContainText('try again in');
+
+  await page.reload();
+  await expect(row.getByText(/^locked until/)).toBeVisible();
+  await row.getByRole('button', { name: 'Unlock' }).click();
+  await expect(row.getByText(/^locked until/)).toHaveCount(0);
+  await guesser.getByLabel('Password').fill(locked.password);
+  await guesser.getByRole('button', { name: 'Sign in' }).click();
+  await expect(guesser.getByRole('heading', { name: 'Overview' })).toBeVisible({ timeout: 20_000 });
   await theirs.close();
 });
 

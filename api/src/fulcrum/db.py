@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, ParamSpec, TypeVar
 
 from fastapi import Depends, Request
 from sqlalchemy import MetaData, create_engine, event, make_url
@@ -25,6 +25,11 @@ NAMING_CONVENTION = {
 
 BEGIN_OPTION = "fulcrum_begin"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_WRITES_LATE = "fulcrum_writes_late"
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class Base(DeclarativeBase):
@@ -108,10 +113,19 @@ def end_read(session: Session) -> None:
     session.rollback()
 
 
+def writes_late(endpoint: Callable[P, R]) -> Callable[P, R]:
+    """Mark an endpoint that checks a password before it writes. Its session starts as a reader
+    (in WAL mode readers neither wait for the writer nor hold it up), so the argon2 check (a tenth
+    of a second, and a flood of logins brings many) runs holding no lock; the service ends the
+    read before checking and calls `begin_write` only for its short write."""
+    setattr(endpoint, _WRITES_LATE, True)
+    return endpoint
+
+
 def get_session(request: Request) -> Iterator[Session]:
     """One session per request: services only flush; the unit of work commits at the boundary."""
     with request.app.state.sessionmaker() as session, unit_of_work(session):
-        if request.method not in SAFE_METHODS:
+        if request.method not in SAFE_METHODS and not getattr(request.scope.get("endpoint"), _WRITES_LATE, False):
             begin_write(session)
         yield session
 

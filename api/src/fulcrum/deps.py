@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from fulcrum.db import SessionDep
+from fulcrum.db import SAFE_METHODS, SessionDep
 from fulcrum.errors import Forbidden, Unauthorized
-from fulcrum.models import Role, User
+from fulcrum.models import AuthToken, Role, User
 from fulcrum.services import audit, auth
 from fulcrum.apply.client import Applier
 from fulcrum.services.revisions import commit_lock
@@ -19,6 +20,50 @@ from fulcrum.settings import Settings
 SESSION_COOKIE = "fulcrum_session"
 
 bearer = HTTPBearer(auto_error=False, description="A session token from /auth/login or an API token")
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin_of(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(scheme)
+    except ValueError:  # a port that is not a number
+        port = None
+    return scheme, (parts.hostname or "").lower(), port
+
+
+def refuse_cross_site(request: Request) -> None:
+    """CSRF: a change made with the session cookie must come from the dashboard's own origin.
+    Called where a request is authenticated by the cookie (`get_current_token`), so it covers
+    every route that needs a login and no other (login itself uses no cookie).
+
+    The cookie is SameSite=Strict, but that alone leaves out browsers that ignore SameSite and
+    sibling sites (same-site is not same-origin). So for every state-changing request
+    authenticated by the cookie, `Sec-Fetch-Site` (set by the browser; a page cannot forge it)
+    must say same-origin when present, and `Origin` must be this server as the browser reached
+    it: the scheme uvicorn serves (https on the appliance, http in the demo and the dashboard
+    tests) and the Host header (which carries the port the browser used, e.g. a forwarded 8443).
+    A missing Origin is refused too, unless Sec-Fetch-Site vouches for the request: browsers
+    send Origin on every POST, PUT, PATCH and DELETE (the Fetch standard), so a cookie request
+    without it is either a very old browser, which is exactly the one to distrust, or not a
+    browser at all, and scripts authenticate with a bearer token. Requests with a bearer token
+    in Authorization are not CSRF-able (a page cannot make a browser attach one to another
+    site) and never get here: scripts, fulcrumctl and the HA peer link."""
+    if request.method in SAFE_METHODS:
+        return
+    fetch_site = request.headers.get("sec-fetch-site")
+    if fetch_site is not None and fetch_site != "same-origin":
+        raise Forbidden(f"cross-site request refused: the browser marked it Sec-Fetch-Site: {fetch_site}")
+    origin = request.headers.get("origin")
+    if origin is None:
+        if fetch_site == "same-origin":
+            return
+        raise Forbidden("a change made with the session cookie must carry an Origin header; scripts should use an API token (Authorization: Bearer)")
+    if _origin_of(origin) != _origin_of(str(request.base_url)):
+        raise Forbidden(f"cross-site request refused: Origin {origin[:200]} is not this appliance ({request.base_url.scheme}://{request.base_url.netloc})")
 
 
 def client_address(request: Request) -> str:
@@ -31,16 +76,26 @@ def presented_token(request: Request, credentials: HTTPAuthorizationCredentials 
     return request.cookies.get(SESSION_COOKIE)
 
 
-def get_current_user(
+def get_current_token(
     request: Request,
     session: SessionDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
-) -> User:
+) -> AuthToken:
+    """The session or API token this request is made with."""
     secret = presented_token(request, credentials)
+    if secret is not None and credentials is None:
+        refuse_cross_site(request)
     token = auth.token_for(session, secret) if secret else None
     if token is None:
         raise Unauthorized("log in first: no valid session or API token was presented")
     request.app.state.token_usage.seen(token.id)
+    return token
+
+
+CurrentToken = Annotated[AuthToken, Depends(get_current_token)]
+
+
+def get_current_user(token: CurrentToken) -> User:
     return token.user
 
 

@@ -14,7 +14,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from fulcrum import __version__, migrate
-from fulcrum.db import make_engine, make_sessionmaker, protect_database_file
+from fulcrum.db import make_engine, make_sessionmaker, protect_database_file, unit_of_work
 from fulcrum.errors import install_error_handler
 from fulcrum.ha.asgi import SignPeerResponses
 from fulcrum.ha.guard import require_writer
@@ -23,7 +23,7 @@ from fulcrum.ha.watcher import Watcher
 from fulcrum.routers import audit, auth, backends, console, ha, imports, peer, revisions, services, status, telemetry, tokens, users
 from fulcrum.services import revisions as revision_service
 from fulcrum.db import begin_write
-from fulcrum.services.auth import LoginThrottle, TokenUsage
+from fulcrum.services.auth import TokenUsage
 from fulcrum.services.dataplane import make_applier
 from fulcrum.apply.client import Applier
 from fulcrum.settings import Settings, get_settings
@@ -84,7 +84,6 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         redoc_url=None,
     )
     app.state.settings = settings
-    app.state.login_throttle = LoginThrottle()
     app.state.token_usage = TokenUsage()
     install_error_handler(app)
     app.add_middleware(SignPeerResponses, prefix=f"{API_PREFIX}/peer/")
@@ -132,9 +131,17 @@ def _expire_confirmations(app: FastAPI) -> None:
 
 
 def _record_token_use(app: FastAPI) -> None:
-    with app.state.sessionmaker() as session, session.begin():
-        begin_write(session)
-        app.state.token_usage.flush(session)
+    usage: TokenUsage = app.state.token_usage
+    seen = usage.take()
+    try:
+        # unit_of_work, not session.begin(): inside begin() the transaction has started, and
+        # begin_write could no longer make it BEGIN IMMEDIATE.
+        with app.state.sessionmaker() as session, unit_of_work(session):
+            begin_write(session)
+            usage.write(session, seen)
+    except Exception:
+        usage.put_back(seen)  # the database was busy (locked past busy_timeout): the next round writes them
+        raise
 
 
 async def _confirm_watcher(app: FastAPI, interval: float) -> None:
@@ -143,11 +150,14 @@ async def _confirm_watcher(app: FastAPI, interval: float) -> None:
     while True:
         try:
             await asyncio.to_thread(_expire_confirmations, app)
-            if time.monotonic() - last_token_flush > TOKEN_USE_FLUSH_SECONDS:
-                last_token_flush = time.monotonic()
-                await asyncio.to_thread(_record_token_use, app)
         except Exception:
-            log.exception("background housekeeping")
+            log.exception("background housekeeping: expiring unconfirmed commits")
+        if time.monotonic() - last_token_flush > TOKEN_USE_FLUSH_SECONDS:
+            try:
+                await asyncio.to_thread(_record_token_use, app)
+                last_token_flush = time.monotonic()
+            except Exception:
+                log.warning("background housekeeping: token last-use times not written yet; retrying", exc_info=True)
         await asyncio.sleep(interval)
 
 

@@ -969,6 +969,43 @@ export type MakeActiveResult = {
 };
 
 /**
+ * ManagedUser
+ *
+ * A user as admins see it: with the login throttle's state for the account.
+ */
+export type ManagedUser = {
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Disabled
+     */
+    disabled: boolean;
+    /**
+     * Failed Logins
+     *
+     * Failed logins against this account in the last hour (0 after a success)
+     */
+    failed_logins: number;
+    /**
+     * Id
+     */
+    id: number;
+    /**
+     * Locked Until
+     *
+     * Until when logins to this account are refused (429); null: not locked
+     */
+    locked_until: string | null;
+    role: Role;
+    /**
+     * Username
+     */
+    username: string;
+};
+
+/**
  * Me
  */
 export type Me = {
@@ -1147,6 +1184,12 @@ export type PasswordChange = {
      * Current Password
      */
     current_password: string;
+    /**
+     * Keep This Session
+     *
+     * Keep the session (or API token) this request is made with; false signs it out too
+     */
+    keep_this_session?: boolean;
     /**
      * New Password
      */
@@ -2167,7 +2210,7 @@ export type UsersList = {
     /**
      * Data
      */
-    data: Array<UserRead>;
+    data: Array<ManagedUser>;
 };
 
 /**
@@ -2361,9 +2404,17 @@ export type AuthLoginData = {
 
 export type AuthLoginErrors = {
     /**
+     * Wrong username or password
+     */
+    401: unknown;
+    /**
      * Validation Error
      */
     422: HttpValidationError;
+    /**
+     * Too many failed logins for this account or from this address; the message says how long to wait
+     */
+    429: unknown;
 };
 
 export type AuthLoginError = AuthLoginErrors[keyof AuthLoginErrors];
@@ -3898,6 +3949,40 @@ export type UsersUpdateUserResponses = {
 };
 
 export type UsersUpdateUserResponse = UsersUpdateUserResponses[keyof UsersUpdateUserResponses];
+
+export type UsersUnlockUserData = {
+    body?: never;
+    path: {
+        /**
+         * User Id
+         */
+        user_id: number;
+    };
+    query?: never;
+    url: '/api/v1/users/{user_id}/unlock';
+};
+
+export type UsersUnlockUserErrors = {
+    /**
+     * No such user
+     */
+    404: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type UsersUnlockUserError = UsersUnlockUserErrors[keyof UsersUnlockUserErrors];
+
+export type UsersUnlockUserResponses = {
+    /**
+     * Successful Response
+     */
+    200: ManagedUser;
+};
+
+export type UsersUnlockUserResponse = UsersUnlockUserResponses[keyof UsersUnlockUserResponses];
 
 export type VipGroupsListGroupsData = {
     body?: never;

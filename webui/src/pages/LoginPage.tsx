@@ -1,7 +1,7 @@
 import { Alert, Button, Center, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useForm } from '@mantine/form';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { errorMessage } from '../api/errors';
+import { ApiError, errorMessage } from '../api/errors';
 import { loginMutation, setupMutation, setupStatusQuery } from '../api/queries/auth';
 import { useServerErrors } from '../components/useServerErrors';
 import { PASSWORD_MIN, samePassword, USERNAME_PATTERN, validNewPassword } from '../lib/validation';
@@ -41,13 +41,24 @@ function LoginForm() {
       <Stack>
         <TextInput label="Username" autoComplete="username" required autoFocus {...form.getInputProps('username')} />
         <PasswordInput label="Password" autoComplete="current-password" required {...form.getInputProps('password')} />
-        {login.error && <Alert color="red">{errorMessage(login.error)}</Alert>}
+        {login.error && <LoginError error={login.error} />}
         <Button type="submit" loading={login.isPending}>
           Sign in
         </Button>
       </Stack>
     </form>
   );
+}
+
+/** A 429 is not a wrong password: say that logins wait for a while, and for how long. */
+function LoginError({ error }: { error: Error }) {
+  if (error instanceof ApiError && error.status === 429)
+    return (
+      <Alert color="orange" title="Too many failed logins">
+        {errorMessage(error)}. An administrator can unlock the account under Users.
+      </Alert>
+    );
+  return <Alert color="red">{errorMessage(error)}</Alert>;
 }
 
 function SetupForm() {

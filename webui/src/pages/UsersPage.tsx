@@ -6,9 +6,9 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { errorMessage } from '../api/errors';
-import { createUserMutation, deleteUserMutation, updateUserMutation, usersQuery } from '../api/queries/users';
+import { createUserMutation, deleteUserMutation, unlockUserMutation, updateUserMutation, usersQuery } from '../api/queries/users';
 import { useCan, useCurrentUser } from '../auth/useCurrentUser';
-import type { Role, UserRead } from '../client/types.gen';
+import type { ManagedUser, Role, UserRead } from '../client/types.gen';
 import { ConfirmDeleteButton } from '../components/ConfirmDeleteButton';
 import { useServerErrors } from '../components/useServerErrors';
 import { dateTime } from '../lib/format';
@@ -58,6 +58,7 @@ function Users() {
                 <Table.Th>Role</Table.Th>
                 <Table.Th>Created</Table.Th>
                 <Table.Th>Active</Table.Th>
+                <Table.Th>Sign-in</Table.Th>
                 <Table.Th aria-label="Actions" />
               </Table.Tr>
             </Table.Thead>
@@ -90,6 +91,9 @@ function Users() {
                     />
                   </Table.Td>
                   <Table.Td>
+                    <SignInState user={u} />
+                  </Table.Td>
+                  <Table.Td>
                     {u.id === me.id ? (
                       <Anchor component={Link} to="/account/password" size="sm">
                         Change my password
@@ -118,6 +122,36 @@ function Users() {
       {resetting && <ResetPasswordModal user={resetting} onClose={() => setResetting(null)} />}
     </Stack>
   );
+}
+
+/** The login throttle's state for the account: locked (with an unlock), or recent failures. */
+function SignInState({ user }: { user: ManagedUser }) {
+  const queryClient = useQueryClient();
+  const unlock = useMutation(unlockUserMutation(queryClient));
+  if (user.locked_until) {
+    return (
+      <Group gap={4} wrap="nowrap">
+        <Badge color="red" variant="light" title={`${user.failed_logins} failed logins`}>
+          locked until {dateTime(user.locked_until)}
+        </Badge>
+        <Button
+          size="compact-xs"
+          variant="light"
+          loading={unlock.isPending}
+          onClick={() =>
+            unlock.mutate(user.id, {
+              onSuccess: () => notifications.show({ message: `${user.username} may sign in again.` }),
+              onError: (error) => notifications.show({ color: 'red', message: errorMessage(error) }),
+            })
+          }
+        >
+          Unlock
+        </Button>
+      </Group>
+    );
+  }
+  if (user.failed_logins > 0) return <Text size="sm" c="dimmed">{user.failed_logins} failed logins</Text>;
+  return null;
 }
 
 function NewUserModal({ onClose }: { onClose: () => void }) {
@@ -166,7 +200,7 @@ function ResetPasswordModal({ user, onClose }: { user: UserRead; onClose: () => 
             { userId: user.id, change: { password } },
             {
               onSuccess: () => {
-                notifications.show({ color: 'green', message: `New password set for ${user.username}; their browser sessions ended.` });
+                notifications.show({ color: 'green', message: `New password set for ${user.username}; their sessions and API tokens ended.` });
                 onClose();
               },
             },
@@ -176,8 +210,8 @@ function ResetPasswordModal({ user, onClose }: { user: UserRead; onClose: () => 
       >
         <Stack>
           <Text size="sm">
-            {user.username} is signed out of every browser and signs in again with the new password. Their API tokens keep
-            working.
+            {user.username} is signed out of every browser and signs in again with the new password. Their API tokens are
+            revoked too: whoever knew the old password may have made some.
           </Text>
           <PasswordInput label="New password" description={`At least ${PASSWORD_MIN} characters`} autoComplete="new-password" required {...form.getInputProps('password')} />
           <PasswordInput label="Repeat the new password" autoComplete="new-password" required {...form.getInputProps('repeat')} />

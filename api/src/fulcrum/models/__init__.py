@@ -3,11 +3,14 @@
 from fulcrum.models.audit import AuditEntry
 from fulcrum.models.event import Event
 from fulcrum.models.ha import FirewallSettings, NodeSettings, VipGroup
+from fulcrum.models.login import AccountLoginFailures, AddressLoginFailures
 from fulcrum.models.revision import Revision, RevisionState
 from fulcrum.models.service import Backend, Service
 from fulcrum.models.user import AuthToken, Role, TokenKind, User
 
 __all__ = [
+    "AccountLoginFailures",
+    "AddressLoginFailures",
     "AuditEntry",
     "AuthToken",
     "Backend",

@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request, Response, status
 from fastapi.security import HTTPAuthorizationCredentials
 
-from fulcrum.db import SessionDep
-from fulcrum.deps import SESSION_COOKIE, ActorDep, CurrentUser, bearer, client_address, presented_token
+from fulcrum.db import SessionDep, writes_late
+from fulcrum.deps import SESSION_COOKIE, ActorDep, CurrentToken, CurrentUser, bearer, client_address, presented_token
 from fulcrum.ha.guard import Writer
 from fulcrum.schemas.auth import LoginRequest, LoginResponse, Me, PasswordChange, SetupRequest, SetupStatus, UserRead
 from fulcrum.services import auth, users
@@ -41,19 +41,22 @@ def setup_status(session: SessionDep) -> SetupStatus:
     summary="Create the first admin (only while no account exists)",
     responses={409: {"description": "An account exists already"}},
 )
-def setup(body: SetupRequest, request: Request, response: Response, session: SessionDep) -> LoginResponse:
-    user = auth.create_first_admin(session, client_address(request), body.username, body.password)
+@writes_late
+async def setup(body: SetupRequest, request: Request, response: Response, session: SessionDep) -> LoginResponse:
     lifetime = timedelta(hours=request.app.state.settings.session_hours)
-    token, secret = auth.issue_token(session, user, auth.TokenKind.SESSION, "browser session", lifetime)
+    user, token, secret = await auth.create_first_admin(session, client_address(request), body.username, body.password, lifetime)
     return _start_session(request, response, user, token, secret)
 
 
-@router.post("/auth/login", summary="Log in; sets a session cookie and returns the same token")
-def login(body: LoginRequest, request: Request, response: Response, session: SessionDep) -> LoginResponse:
+@router.post(
+    "/auth/login",
+    summary="Log in; sets a session cookie and returns the same token",
+    responses={401: {"description": "Wrong username or password"}, 429: {"description": "Too many failed logins for this account or from this address; the message says how long to wait"}},
+)
+@writes_late
+async def login(body: LoginRequest, request: Request, response: Response, session: SessionDep) -> LoginResponse:
     lifetime = timedelta(hours=request.app.state.settings.session_hours)
-    user, token, secret = auth.login(
-        session, request.app.state.login_throttle, client_address(request), body.username, body.password, lifetime
-    )
+    user, token, secret = await auth.login(session, client_address(request), body.username, body.password, lifetime)
     return _start_session(request, response, user, token, secret)
 
 
@@ -76,6 +79,11 @@ def me(request: Request, user: CurrentUser) -> Me:
     return Me(**UserRead.model_validate(user).model_dump(), client_address=client_address(request))
 
 
-@router.post("/auth/password", status_code=status.HTTP_204_NO_CONTENT, summary="Change your own password")
-def change_password(body: PasswordChange, session: SessionDep, user: CurrentUser, actor: ActorDep, _writer: Writer) -> None:
-    users.change_own_password(session, actor, user, body)
+@router.post(
+    "/auth/password",
+    status_code=status.HTTP_204_NO_CONTENT,
+    summary="Change your own password; your other sessions and your API tokens are revoked",
+)
+@writes_late
+async def change_password(body: PasswordChange, session: SessionDep, token: CurrentToken, actor: ActorDep, _writer: Writer) -> None:
+    await users.change_own_password(session, actor, token, body)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
 from fulcrum.models.user import Role
 
@@ -65,8 +65,15 @@ class UserUpdate(BaseModel):
     disabled: bool | None = None
 
 
+class ManagedUser(UserRead):
+    """A user as admins see it: with the login throttle's state for the account."""
+
+    failed_logins: int = Field(description="Failed logins against this account in the last hour (0 after a success)")
+    locked_until: datetime | None = Field(description="Until when logins to this account are refused (429); null: not locked")
+
+
 class UsersList(BaseModel):
-    data: list[UserRead]
+    data: list[ManagedUser]
     count: int
 
 
@@ -74,6 +81,10 @@ class PasswordChange(BaseModel):
     model_config = ConfigDict(extra="forbid")
     current_password: str = Field(max_length=256)
     new_password: Password
+    # Every other session and API token of the user is revoked; this one stays unless false.
+    keep_this_session: StrictBool = Field(
+        default=True, description="Keep the session (or API token) this request is made with; false signs it out too"
+    )
 
 
 class TokenCreate(BaseModel):

@@ -6,16 +6,31 @@ from datetime import timedelta
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+
+from fulcrum.db import begin_write
 
 from fulcrum.errors import ConfigInvalid, Conflict, Forbidden, NotFound
 from fulcrum.models import AuthToken, Role, TokenKind, User
 from fulcrum.schemas.auth import PasswordChange, TokenCreate, UserCreate, UserUpdate
-from fulcrum.services import audit
-from fulcrum.services.auth import hash_password, issue_token, verify_password
+from fulcrum.services import audit, login_throttle
+from fulcrum.services.auth import check_password_off_lock, hash_password, hash_password_off_lock, issue_token
 
 
 def list_users(session: Session) -> list[User]:
     return list(session.scalars(select(User).order_by(User.username)))
+
+
+def lockouts(session: Session, users: list[User]) -> dict[str, login_throttle.Lockout]:
+    """Failed logins and lock state per username (only those with failures)."""
+    return login_throttle.account_lockouts(session, [u.username for u in users])
+
+
+def unlock_user(session: Session, actor: audit.Actor, user_id: int) -> User:
+    user = get_user(session, user_id)
+    login_throttle.unlock(session, user.username)
+    audit.record(session, actor, "user.unlock", user.username)
+    return user
 
 
 def get_user(session: Session, user_id: int) -> User:
@@ -49,7 +64,7 @@ def update_user(session: Session, actor: audit.Actor, user_id: int, request: Use
             user.tokens.clear()  # a disabled account loses its sessions and tokens at once
     if changes.get("password"):
         user.password_hash = hash_password(changes["password"])
-        user.tokens[:] = [t for t in user.tokens if t.kind == TokenKind.API.value]
+        user.tokens.clear()  # a reset means the old password may be known: its sessions and tokens end
     session.flush()
     logged = {k: v for k, v in changes.items() if k != "password"}
     if "password" in changes:
@@ -69,13 +84,29 @@ def delete_user(session: Session, actor: audit.Actor, user_id: int) -> None:
     audit.record(session, actor, "user.delete", user.username)
 
 
-def change_own_password(session: Session, actor: audit.Actor, user: User, request: PasswordChange) -> None:
-    if not verify_password(user.password_hash, request.current_password):
+async def change_own_password(session: Session, actor: audit.Actor, current: AuthToken, request: PasswordChange) -> None:
+    """For an endpoint marked `writes_late`: both argon2 steps run holding no lock. Every other
+    session and API token of the user is revoked (whoever changes a password may fear it leaked),
+    and the one this request came with too unless `keep_this_session`."""
+    user_id, verified_hash, current_id = current.user_id, current.user.password_hash, current.id
+    if not await check_password_off_lock(session, verified_hash, request.current_password):
         # A 422 at the field, not a 401: the session is fine, and clients treat 401 as "signed out".
         raise ConfigInvalid([{"loc": ["body", "current_password"], "msg": "the current password is wrong", "type": "value_error"}])
-    user.password_hash = hash_password(request.new_password)
+    new_hash = await hash_password_off_lock(request.new_password)
+    keep = current_id if request.keep_this_session else None
+    await run_in_threadpool(_store_own_password, session, actor, user_id, verified_hash, new_hash, keep)
+
+
+def _store_own_password(session: Session, actor: audit.Actor, user_id: int, verified_hash: str, new_hash: str, keep_token: int | None) -> None:
+    begin_write(session)
+    user = get_user(session, user_id)
+    if user.password_hash != verified_hash:
+        raise Conflict("your password was changed by another request meanwhile; sign in again with the new one")
+    user.password_hash = new_hash
+    revoked = [t for t in user.tokens if t.id != keep_token]
+    user.tokens[:] = [t for t in user.tokens if t.id == keep_token]
     session.flush()
-    audit.record(session, actor, "user.password", user.username)
+    audit.record(session, actor, "user.password", user.username, {"revoked_tokens": len(revoked), "kept_this_session": keep_token is not None})
 
 
 def _keep_an_admin(session: Session, user: User) -> None:

@@ -57,8 +57,15 @@ export const logoutMutation = (queryClient: QueryClient) => ({
   },
 });
 
-export const changePasswordMutation = () => ({
+/** The API revokes the user's other sessions and tokens; without keep_this_session this one too. */
+export const changePasswordMutation = (queryClient: QueryClient) => ({
   mutationFn: async (body: PasswordChange) => {
     await authChangePassword({ body });
+  },
+  onSuccess: (_: void, body: PasswordChange) => {
+    if (body.keep_this_session === false) {
+      forgetOtherUsersData(queryClient);
+      queryClient.setQueryData(authKeys.me, null);
+    }
   },
 });

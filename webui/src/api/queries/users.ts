@@ -6,6 +6,7 @@ import {
   usersCreateUser,
   usersDeleteUser,
   usersListUsers,
+  usersUnlockUser,
   usersUpdateUser,
 } from '../../client/sdk.gen';
 import type { TokenCreate, UserCreate, UserUpdate } from '../../client/types.gen';
@@ -24,6 +25,12 @@ export type UserChange = { userId: number; change: UserUpdate };
 
 export const updateUserMutation = (queryClient: QueryClient) => ({
   mutationFn: async ({ userId, change }: UserChange) => (await usersUpdateUser({ path: { user_id: userId }, body: change })).data,
+  onSuccess: () => queryClient.invalidateQueries({ queryKey: userKeys.list }),
+});
+
+/** Forget an account's failed logins, so that its owner can sign in again at once. */
+export const unlockUserMutation = (queryClient: QueryClient) => ({
+  mutationFn: async (userId: number) => (await usersUnlockUser({ path: { user_id: userId } })).data,
   onSuccess: () => queryClient.invalidateQueries({ queryKey: userKeys.list }),
 });
 

@@ -1,7 +1,7 @@
 """Peer link trust: pinned certificates and persisted nonces
 
 Revision ID: 0006
-Revises: 0004
+Revises: 0005
 Create Date: 2026-11-24
 
 On the pairing, the SHA-256 of the peer's TLS certificate (pinned: every connection to the peer
@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0006"
-down_revision: str | None = "0004"
+down_revision: str | None = "0005"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
