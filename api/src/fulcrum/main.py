@@ -21,6 +21,7 @@ from fulcrum.ha.guard import require_writer
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.ha.watcher import Watcher
 from fulcrum.routers import audit, auth, backends, ha, peer, revisions, services, status, telemetry, tokens, users
+from fulcrum.routers.params import DEFAULT_MAX_BODY
 from fulcrum.services import revisions as revision_service
 from fulcrum.db import begin_write
 from fulcrum.services.auth import LoginThrottle, TokenUsage
@@ -81,6 +82,9 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         openapi_url=f"{API_PREFIX}/openapi.json",
         docs_url=f"{API_PREFIX}/docs",
         redoc_url=None,
+        # Larger bodies get 413 before they are read (Content-Length) or as soon as they exceed
+        # it (streamed); a route that needs more declares its own max_body_size.
+        max_body_size=DEFAULT_MAX_BODY,
     )
     app.state.settings = settings
     app.state.login_throttle = LoginThrottle()

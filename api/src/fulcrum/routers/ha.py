@@ -6,6 +6,7 @@ from fastapi import APIRouter, Depends, Request, status
 from sqlalchemy.orm import Session
 
 from fulcrum.db import SessionDep
+from fulcrum.routers.params import RowId
 from fulcrum.deps import ActorDep, Admin, ApplierDep, Operator, Viewer
 from fulcrum.ha import handover, membership, replication, view
 from fulcrum.ha.guard import require_writer
@@ -51,12 +52,12 @@ def create_group(body: VipGroupCreate, session: SessionDep, _: Admin, actor: Act
 
 
 @vip_groups.patch("/{group_id}", summary="Change a VIP group")
-def update_group(group_id: int, body: VipGroupUpdate, session: SessionDep, _: Admin, actor: ActorDep) -> VipGroupRead:  # type: ignore[valid-type]
+def update_group(group_id: RowId, body: VipGroupUpdate, session: SessionDep, _: Admin, actor: ActorDep) -> VipGroupRead:  # type: ignore[valid-type]
     return VipGroupRead.model_validate(ha_config.update_vip_group(session, actor, group_id, body))
 
 
 @vip_groups.delete("/{group_id}", status_code=status.HTTP_204_NO_CONTENT, summary="Delete a VIP group")
-def delete_group(group_id: int, session: SessionDep, _: Admin, actor: ActorDep) -> None:
+def delete_group(group_id: RowId, session: SessionDep, _: Admin, actor: ActorDep) -> None:
     ha_config.delete_vip_group(session, actor, group_id)
 
 

@@ -7,6 +7,7 @@ from fastapi import APIRouter, Query, status
 from fulcrum.db import SessionDep
 from fulcrum.deps import ActorDep, ApplierDep, CommitLock, Operator, Viewer
 from fulcrum.ha.guard import CommitAllowed, Writer
+from fulcrum.routers.params import MAX_SQL_INT, Offset, RevisionNumber
 from fulcrum.schemas.revisions import (
     CommitRequest,
     Diff,
@@ -36,7 +37,7 @@ def list_revisions(
     session: SessionDep,
     _: Viewer,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
 ) -> RevisionsList:
     rows, total = revisions.list_revisions(session, limit, offset)
     return RevisionsList(data=[RevisionRead.model_validate(r) for r in rows], count=total)
@@ -56,14 +57,14 @@ def commit(_lock: CommitLock, body: CommitRequest, session: SessionDep, _: Opera
 def diff(
     session: SessionDep,
     _: Viewer,
-    from_: Annotated[int | None, Query(alias="from", ge=1)] = None,
-    to: Annotated[int | None, Query(ge=1)] = None,
+    from_: Annotated[int | None, Query(alias="from", ge=1, le=MAX_SQL_INT)] = None,
+    to: Annotated[int | None, Query(ge=1, le=MAX_SQL_INT)] = None,
 ) -> Diff:
     return revisions.diff(session, from_, to)
 
 
 @router.get("/revisions/{number}", summary="Show a revision with its snapshot")
-def get_revision(number: int, session: SessionDep, _: Viewer) -> RevisionDetail:
+def get_revision(number: RevisionNumber, session: SessionDep, _: Viewer) -> RevisionDetail:
     row = revisions.get_revision(session, number)
     snapshot = revisions.snapshot_of(row)
     assert snapshot is not None
@@ -76,11 +77,11 @@ def get_revision(number: int, session: SessionDep, _: Viewer) -> RevisionDetail:
     summary="Commit revision N's configuration again as a new revision",
     responses=_APPLY_ERRORS,
 )
-def rollback(_lock: CommitLock, number: int, body: RollbackRequest, session: SessionDep, _: Operator, actor: ActorDep, applier: ApplierDep, _writer: Writer) -> RevisionRead:
+def rollback(_lock: CommitLock, number: RevisionNumber, body: RollbackRequest, session: SessionDep, _: Operator, actor: ActorDep, applier: ApplierDep, _writer: Writer) -> RevisionRead:
     revision = revisions.rollback(session, actor, applier, number, body.message, body.confirm_within, body.discard_changes)
     return RevisionRead.model_validate(revision)
 
 
 @router.post("/revisions/{number}/confirm", summary="Confirm a commit-confirmed revision so it stays")
-def confirm(_lock: CommitLock, number: int, session: SessionDep, _: Operator, actor: ActorDep) -> RevisionRead:
+def confirm(_lock: CommitLock, number: RevisionNumber, session: SessionDep, _: Operator, actor: ActorDep) -> RevisionRead:
     return RevisionRead.model_validate(revisions.confirm(session, actor, number))

@@ -3,6 +3,7 @@ from __future__ import annotations
 from fastapi import APIRouter, status
 
 from fulcrum.db import SessionDep
+from fulcrum.routers.params import RowId
 from fulcrum.deps import ActorDep, Admin
 from fulcrum.schemas.auth import UserCreate, UserRead, UsersList, UserUpdate
 from fulcrum.services import users
@@ -22,10 +23,10 @@ def create_user(body: UserCreate, session: SessionDep, _: Admin, actor: ActorDep
 
 
 @router.patch("/{user_id}", summary="Change a user's role, password or disabled flag")
-def update_user(user_id: int, body: UserUpdate, session: SessionDep, _: Admin, actor: ActorDep) -> UserRead:
+def update_user(user_id: RowId, body: UserUpdate, session: SessionDep, _: Admin, actor: ActorDep) -> UserRead:
     return UserRead.model_validate(users.update_user(session, actor, user_id, body))
 
 
 @router.delete("/{user_id}", status_code=status.HTTP_204_NO_CONTENT, summary="Delete a user")
-def delete_user(user_id: int, session: SessionDep, _: Admin, actor: ActorDep) -> None:
+def delete_user(user_id: RowId, session: SessionDep, _: Admin, actor: ActorDep) -> None:
     users.delete_user(session, actor, user_id)
