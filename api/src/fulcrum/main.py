@@ -13,7 +13,7 @@ from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from fulcrum import __version__, migrate
+from fulcrum import __version__, migrate, openapi
 from fulcrum.db import make_engine, make_sessionmaker
 from fulcrum.errors import install_error_handler
 from fulcrum.ha.asgi import SignPeerResponses
@@ -90,6 +90,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
     app.state.login_throttle = LoginThrottle()
     app.state.token_usage = TokenUsage()
     install_error_handler(app)
+    openapi.install(app)
     app.add_middleware(SignPeerResponses, prefix=f"{API_PREFIX}/peer/")
     # Shared configuration: on a paired standby these refuse changes (the one-writer rule).
     shared = {users, services, backends}

@@ -10,6 +10,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from fulcrum.db import SessionDep
 from fulcrum.deps import SESSION_COOKIE, ActorDep, CurrentUser, bearer, client_address, presented_token
 from fulcrum.ha.guard import Writer
+from fulcrum.openapi import STANDBY_REFUSAL, error
 from fulcrum.schemas.auth import LoginRequest, LoginResponse, Me, PasswordChange, SetupRequest, SetupStatus, UserRead
 from fulcrum.services import auth, users
 
@@ -48,7 +49,11 @@ def setup(body: SetupRequest, request: Request, response: Response, session: Ses
     return _start_session(request, response, user, token, secret)
 
 
-@router.post("/auth/login", summary="Log in; sets a session cookie and returns the same token")
+@router.post(
+    "/auth/login",
+    summary="Log in; sets a session cookie and returns the same token",
+    responses={401: error("Wrong username or password"), 429: error("Too many failed logins: wait and try again")},
+)
 def login(body: LoginRequest, request: Request, response: Response, session: SessionDep) -> LoginResponse:
     lifetime = timedelta(hours=request.app.state.settings.session_hours)
     user, token, secret = auth.login(
@@ -76,6 +81,6 @@ def me(request: Request, user: CurrentUser) -> Me:
     return Me(**UserRead.model_validate(user).model_dump(), client_address=client_address(request))
 
 
-@router.post("/auth/password", status_code=status.HTTP_204_NO_CONTENT, summary="Change your own password")
+@router.post("/auth/password", status_code=status.HTTP_204_NO_CONTENT, summary="Change your own password", responses=STANDBY_REFUSAL)
 def change_password(body: PasswordChange, session: SessionDep, user: CurrentUser, actor: ActorDep, _writer: Writer) -> None:
     users.change_own_password(session, actor, user, body)

@@ -6,6 +6,7 @@ from fastapi import APIRouter, status
 
 from fulcrum.config.snapshot import HealthCheck
 from fulcrum.db import SessionDep
+from fulcrum.openapi import STANDBY_REFUSAL
 from fulcrum.routers.params import RowId
 from fulcrum.deps import ActorDep, Operator, Viewer
 from fulcrum.models import Backend
@@ -13,7 +14,7 @@ from fulcrum.schemas.services import BackendCreate, BackendRead, BackendsList, B
 from fulcrum.services import service_config
 from fulcrum.services.candidate import backend_spec
 
-router = APIRouter(prefix="/services/{service_id}/backends", tags=["backends"])
+router = APIRouter(prefix="/services/{service_id}/backends", tags=["backends"], responses=STANDBY_REFUSAL)
 
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "No such service or backend"}}
 

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Depends, Request, status
 from sqlalchemy.orm import Session
 
 from fulcrum.db import SessionDep
+from fulcrum.openapi import NOT_FOUND, STANDBY_REFUSAL
 from fulcrum.routers.params import RowId
 from fulcrum.deps import ActorDep, Admin, ApplierDep, Operator, Viewer
 from fulcrum.ha import handover, membership, replication, view
@@ -35,9 +36,9 @@ from fulcrum.services import ha_config
 from fulcrum.services.candidate import list_vip_groups
 
 # VIP groups and the firewall are shared configuration: only the writer of a pair edits them.
-vip_groups = APIRouter(prefix="/vip-groups", tags=["vip-groups"], dependencies=[Depends(require_writer)])
+vip_groups = APIRouter(prefix="/vip-groups", tags=["vip-groups"], dependencies=[Depends(require_writer)], responses={**NOT_FOUND, **STANDBY_REFUSAL})
 node = APIRouter(prefix="/node", tags=["node"])
-firewall = APIRouter(prefix="/firewall", tags=["firewall"], dependencies=[Depends(require_writer)])
+firewall = APIRouter(prefix="/firewall", tags=["firewall"], dependencies=[Depends(require_writer)], responses=STANDBY_REFUSAL)
 
 
 @vip_groups.get("", summary="List VIP groups (VRRP instances)")

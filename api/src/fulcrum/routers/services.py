@@ -6,6 +6,7 @@ from fastapi import APIRouter, status
 
 from fulcrum.config.snapshot import HealthCheck
 from fulcrum.db import SessionDep
+from fulcrum.openapi import STANDBY_REFUSAL
 from fulcrum.routers.params import MiB, RowId
 from fulcrum.deps import ActorDep, Operator, Viewer
 from fulcrum.models import Service
@@ -13,7 +14,7 @@ from fulcrum.schemas.services import ServiceCreate, ServiceRead, ServicesList, S
 from fulcrum.services import service_config
 from fulcrum.services.candidate import service_spec
 
-router = APIRouter(prefix="/services", tags=["services"])
+router = APIRouter(prefix="/services", tags=["services"], responses=STANDBY_REFUSAL)
 
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "No such service"}}
 

@@ -3,12 +3,13 @@ from __future__ import annotations
 from fastapi import APIRouter, status
 
 from fulcrum.db import SessionDep
+from fulcrum.openapi import NOT_FOUND
 from fulcrum.routers.params import RowId
 from fulcrum.deps import ActorDep, Viewer
 from fulcrum.schemas.auth import TokenCreate, TokenCreated, TokenRead, TokensList
 from fulcrum.services import users
 
-router = APIRouter(prefix="/tokens", tags=["tokens"])
+router = APIRouter(prefix="/tokens", tags=["tokens"], responses=NOT_FOUND)
 
 
 @router.get("", summary="Your API tokens")

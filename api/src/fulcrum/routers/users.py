@@ -3,12 +3,13 @@ from __future__ import annotations
 from fastapi import APIRouter, status
 
 from fulcrum.db import SessionDep
+from fulcrum.openapi import NOT_FOUND, STANDBY_REFUSAL
 from fulcrum.routers.params import RowId
 from fulcrum.deps import ActorDep, Admin
 from fulcrum.schemas.auth import UserCreate, UserRead, UsersList, UserUpdate
 from fulcrum.services import users
 
-router = APIRouter(prefix="/users", tags=["users"])
+router = APIRouter(prefix="/users", tags=["users"], responses={**NOT_FOUND, **STANDBY_REFUSAL})
 
 
 @router.get("", summary="List users")
