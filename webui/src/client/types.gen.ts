@@ -388,6 +388,26 @@ export type DrillResult = {
 };
 
 /**
+ * Error
+ *
+ * Every error but a 422 and a 413: what went wrong, in words; some carry a code.
+ */
+export type Error = {
+    /**
+     * Active Url
+     */
+    active_url?: string | null;
+    /**
+     * Code
+     */
+    code?: string | null;
+    /**
+     * Detail
+     */
+    detail: string;
+};
+
+/**
  * EventRead
  */
 export type EventRead = {
@@ -2060,6 +2080,8 @@ export type AuditListAuditData = {
         revision?: number | null;
         /**
          * Since
+         *
+         * ISO 8601, e.g. 2026-01-31T12:00:00Z
          */
         since?: string | null;
         /**
@@ -2075,6 +2097,14 @@ export type AuditListAuditData = {
 };
 
 export type AuditListAuditErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
     /**
      * Validation Error
      */
@@ -2101,9 +2131,25 @@ export type AuthLoginData = {
 
 export type AuthLoginErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Wrong username or password
+     */
+    401: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
      * Validation Error
      */
     422: HttpValidationError;
+    /**
+     * Too many failed logins: wait and try again
+     */
+    429: Error;
 };
 
 export type AuthLoginError = AuthLoginErrors[keyof AuthLoginErrors];
@@ -2124,6 +2170,19 @@ export type AuthLogoutData = {
     url: '/api/v1/auth/logout';
 };
 
+export type AuthLogoutErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type AuthLogoutError = AuthLogoutErrors[keyof AuthLogoutErrors];
+
 export type AuthLogoutResponses = {
     /**
      * Successful Response
@@ -2139,6 +2198,19 @@ export type AuthMeData = {
     query?: never;
     url: '/api/v1/auth/me';
 };
+
+export type AuthMeErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type AuthMeError = AuthMeErrors[keyof AuthMeErrors];
 
 export type AuthMeResponses = {
     /**
@@ -2157,6 +2229,26 @@ export type AuthChangePasswordData = {
 };
 
 export type AuthChangePasswordErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -2181,6 +2273,19 @@ export type RevisionsPendingData = {
     url: '/api/v1/changes';
 };
 
+export type RevisionsPendingErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type RevisionsPendingError = RevisionsPendingErrors[keyof RevisionsPendingErrors];
+
 export type RevisionsPendingResponses = {
     /**
      * Successful Response
@@ -2204,6 +2309,8 @@ export type TelemetryListEventsData = {
         service?: string | null;
         /**
          * Since
+         *
+         * ISO 8601, e.g. 2026-01-31T12:00:00Z
          */
         since?: string | null;
         /**
@@ -2219,6 +2326,14 @@ export type TelemetryListEventsData = {
 };
 
 export type TelemetryListEventsErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
     /**
      * Validation Error
      */
@@ -2243,6 +2358,23 @@ export type FirewallGetFirewallData = {
     url: '/api/v1/firewall';
 };
 
+export type FirewallGetFirewallErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+};
+
+export type FirewallGetFirewallError = FirewallGetFirewallErrors[keyof FirewallGetFirewallErrors];
+
 export type FirewallGetFirewallResponses = {
     /**
      * Successful Response
@@ -2260,6 +2392,26 @@ export type FirewallPutFirewallData = {
 };
 
 export type FirewallPutFirewallErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -2286,10 +2438,20 @@ export type HaHaDiffData = {
 
 export type HaHaDiffErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * Not paired, or the peer refused or could not be asked
      */
     409: unknown;
 };
+
+export type HaHaDiffError = HaHaDiffErrors[keyof HaHaDiffErrors];
 
 export type HaHaDiffResponses = {
     /**
@@ -2309,10 +2471,20 @@ export type HaFailoverDrillData = {
 
 export type HaFailoverDrillErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * Not paired, or the peer refused or could not be asked
      */
     409: unknown;
 };
+
+export type HaFailoverDrillError = HaFailoverDrillErrors[keyof HaFailoverDrillErrors];
 
 export type HaFailoverDrillResponses = {
     /**
@@ -2331,6 +2503,22 @@ export type HaMaintenanceData = {
 };
 
 export type HaMaintenanceErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -2357,6 +2545,14 @@ export type HaMakeActiveData = {
 
 export type HaMakeActiveErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * Not paired, or the peer refused or could not be asked
      */
     409: unknown;
@@ -2365,6 +2561,8 @@ export type HaMakeActiveErrors = {
      */
     504: unknown;
 };
+
+export type HaMakeActiveError = HaMakeActiveErrors[keyof HaMakeActiveErrors];
 
 export type HaMakeActiveResponses = {
     /**
@@ -2384,10 +2582,20 @@ export type HaUnpairData = {
 
 export type HaUnpairErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * Not paired, or the peer refused or could not be asked
      */
     409: unknown;
 };
+
+export type HaUnpairError = HaUnpairErrors[keyof HaUnpairErrors];
 
 export type HaUnpairResponses = {
     /**
@@ -2407,14 +2615,32 @@ export type HaPairData = {
 
 export type HaPairErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * Not paired, or the peer refused or could not be asked
      */
     409: unknown;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * The peer is unreachable or did not accept the code
      */
     422: unknown;
 };
+
+export type HaPairError = HaPairErrors[keyof HaPairErrors];
 
 export type HaPairResponses = {
     /**
@@ -2434,10 +2660,20 @@ export type HaPairingCodeData = {
 
 export type HaPairingCodeErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * Not paired, or the peer refused or could not be asked
      */
     409: unknown;
 };
+
+export type HaPairingCodeError = HaPairingCodeErrors[keyof HaPairingCodeErrors];
 
 export type HaPairingCodeResponses = {
     /**
@@ -2457,9 +2693,25 @@ export type HaResolveData = {
 
 export type HaResolveErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * Not paired, or the peer refused or could not be asked
      */
     409: unknown;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -2484,6 +2736,19 @@ export type HaHaStatusData = {
     url: '/api/v1/ha/status';
 };
 
+export type HaHaStatusErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type HaHaStatusError = HaHaStatusErrors[keyof HaHaStatusErrors];
+
 export type HaHaStatusResponses = {
     /**
      * Successful Response
@@ -2502,10 +2767,20 @@ export type HaSyncNowData = {
 
 export type HaSyncNowErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * Not paired, or the peer refused or could not be asked
      */
     409: unknown;
 };
+
+export type HaSyncNowError = HaSyncNowErrors[keyof HaSyncNowErrors];
 
 export type HaSyncNowResponses = {
     /**
@@ -2543,6 +2818,19 @@ export type NodeGetNodeData = {
     url: '/api/v1/node';
 };
 
+export type NodeGetNodeErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type NodeGetNodeError = NodeGetNodeErrors[keyof NodeGetNodeErrors];
+
 export type NodeGetNodeResponses = {
     /**
      * Successful Response
@@ -2560,6 +2848,22 @@ export type NodePutNodeData = {
 };
 
 export type NodePutNodeErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -2595,6 +2899,14 @@ export type RevisionsListRevisionsData = {
 
 export type RevisionsListRevisionsErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * Validation Error
      */
     422: HttpValidationError;
@@ -2620,14 +2932,32 @@ export type RevisionsCommitData = {
 
 export type RevisionsCommitErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * Nothing to commit, a confirmation is pending, applying failed and was rolled back, or this node is a standby (code standby_read_only)
      */
     409: unknown;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * keepalived or nft rejected the rendered configuration; nothing changed
      */
     422: unknown;
 };
+
+export type RevisionsCommitError = RevisionsCommitErrors[keyof RevisionsCommitErrors];
 
 export type RevisionsCommitResponses = {
     /**
@@ -2655,6 +2985,18 @@ export type RevisionsDiffData = {
 };
 
 export type RevisionsDiffErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such revision
+     */
+    404: Error;
     /**
      * Validation Error
      */
@@ -2686,6 +3028,18 @@ export type RevisionsGetRevisionData = {
 
 export type RevisionsGetRevisionErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such revision
+     */
+    404: Error;
+    /**
      * Validation Error
      */
     422: HttpValidationError;
@@ -2715,6 +3069,22 @@ export type RevisionsConfirmData = {
 };
 
 export type RevisionsConfirmErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such revision
+     */
+    404: Error;
+    /**
+     * The revision is not awaiting confirmation
+     */
+    409: Error;
     /**
      * Validation Error
      */
@@ -2746,14 +3116,36 @@ export type RevisionsRollbackData = {
 
 export type RevisionsRollbackErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such revision
+     */
+    404: Error;
+    /**
      * Nothing to commit, a confirmation is pending, applying failed and was rolled back, or this node is a standby (code standby_read_only)
      */
     409: unknown;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * keepalived or nft rejected the rendered configuration; nothing changed
      */
     422: unknown;
 };
+
+export type RevisionsRollbackError = RevisionsRollbackErrors[keyof RevisionsRollbackErrors];
 
 export type RevisionsRollbackResponses = {
     /**
@@ -2777,6 +3169,18 @@ export type ServicesListServicesData = {
 };
 
 export type ServicesListServicesErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
     /**
      * Validation Error
      */
@@ -2802,6 +3206,26 @@ export type ServicesCreateServiceData = {
 };
 
 export type ServicesCreateServiceErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -2833,9 +3257,21 @@ export type ServicesDeleteServiceData = {
 
 export type ServicesDeleteServiceErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
     /**
      * Validation Error
      */
@@ -2867,9 +3303,21 @@ export type ServicesGetServiceData = {
 
 export type ServicesGetServiceErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
     /**
      * Validation Error
      */
@@ -2901,9 +3349,29 @@ export type ServicesUpdateServiceData = {
 
 export type ServicesUpdateServiceErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -2935,9 +3403,21 @@ export type BackendsListBackendsData = {
 
 export type BackendsListBackendsErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service or backend
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
     /**
      * Validation Error
      */
@@ -2969,9 +3449,29 @@ export type BackendsAddBackendData = {
 
 export type BackendsAddBackendErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service or backend
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -3007,9 +3507,21 @@ export type BackendsDeleteBackendData = {
 
 export type BackendsDeleteBackendErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service or backend
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
     /**
      * Validation Error
      */
@@ -3045,9 +3557,21 @@ export type BackendsGetBackendData = {
 
 export type BackendsGetBackendErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service or backend
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
     /**
      * Validation Error
      */
@@ -3083,9 +3607,29 @@ export type BackendsUpdateBackendData = {
 
 export type BackendsUpdateBackendErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service or backend
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -3121,9 +3665,21 @@ export type BackendsDeleteHealthCheckData = {
 
 export type BackendsDeleteHealthCheckErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service or backend
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
     /**
      * Validation Error
      */
@@ -3159,9 +3715,29 @@ export type BackendsPutHealthCheckData = {
 
 export type BackendsPutHealthCheckErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service or backend
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -3193,9 +3769,21 @@ export type ServicesGetHealthCheckData = {
 
 export type ServicesGetHealthCheckErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
     /**
      * Validation Error
      */
@@ -3227,9 +3815,29 @@ export type ServicesPutHealthCheckData = {
 
 export type ServicesPutHealthCheckErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -3272,9 +3880,17 @@ export type AuthSetupData = {
 
 export type AuthSetupErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
      * An account exists already
      */
     409: unknown;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -3298,6 +3914,19 @@ export type TelemetryCurrentData = {
     query?: never;
     url: '/api/v1/stats/current';
 };
+
+export type TelemetryCurrentErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type TelemetryCurrentError = TelemetryCurrentErrors[keyof TelemetryCurrentErrors];
 
 export type TelemetryCurrentResponses = {
     /**
@@ -3332,6 +3961,14 @@ export type TelemetryHistoryData = {
 
 export type TelemetryHistoryErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * Validation Error
      */
     422: HttpValidationError;
@@ -3355,6 +3992,19 @@ export type StatusGetStatusData = {
     url: '/api/v1/status';
 };
 
+export type StatusGetStatusErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type StatusGetStatusError = StatusGetStatusErrors[keyof StatusGetStatusErrors];
+
 export type StatusGetStatusResponses = {
     /**
      * Successful Response
@@ -3371,6 +4021,19 @@ export type TelemetryStreamData = {
     url: '/api/v1/stream';
 };
 
+export type TelemetryStreamErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type TelemetryStreamError = TelemetryStreamErrors[keyof TelemetryStreamErrors];
+
 export type TelemetryStreamResponses = {
     /**
      * Successful Response
@@ -3384,6 +4047,23 @@ export type TokensListTokensData = {
     query?: never;
     url: '/api/v1/tokens';
 };
+
+export type TokensListTokensErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+};
+
+export type TokensListTokensError = TokensListTokensErrors[keyof TokensListTokensErrors];
 
 export type TokensListTokensResponses = {
     /**
@@ -3402,6 +4082,26 @@ export type TokensCreateTokenData = {
 };
 
 export type TokensCreateTokenErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -3433,6 +4133,18 @@ export type TokensDeleteTokenData = {
 
 export type TokensDeleteTokenErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
      * Validation Error
      */
     422: HttpValidationError;
@@ -3456,6 +4168,27 @@ export type UsersListUsersData = {
     url: '/api/v1/users';
 };
 
+export type UsersListUsersErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+};
+
+export type UsersListUsersError = UsersListUsersErrors[keyof UsersListUsersErrors];
+
 export type UsersListUsersResponses = {
     /**
      * Successful Response
@@ -3473,6 +4206,30 @@ export type UsersCreateUserData = {
 };
 
 export type UsersCreateUserErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -3504,6 +4261,22 @@ export type UsersDeleteUserData = {
 
 export type UsersDeleteUserErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
      * Validation Error
      */
     422: HttpValidationError;
@@ -3534,6 +4307,30 @@ export type UsersUpdateUserData = {
 
 export type UsersUpdateUserErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
      * Validation Error
      */
     422: HttpValidationError;
@@ -3557,6 +4354,27 @@ export type VipGroupsListGroupsData = {
     url: '/api/v1/vip-groups';
 };
 
+export type VipGroupsListGroupsErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+};
+
+export type VipGroupsListGroupsError = VipGroupsListGroupsErrors[keyof VipGroupsListGroupsErrors];
+
 export type VipGroupsListGroupsResponses = {
     /**
      * Successful Response
@@ -3574,6 +4392,30 @@ export type VipGroupsCreateGroupData = {
 };
 
 export type VipGroupsCreateGroupErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -3605,6 +4447,22 @@ export type VipGroupsDeleteGroupData = {
 
 export type VipGroupsDeleteGroupErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
      * Validation Error
      */
     422: HttpValidationError;
@@ -3635,6 +4493,30 @@ export type VipGroupsUpdateGroupData = {
 
 export type VipGroupsUpdateGroupErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
      * Validation Error
      */
     422: HttpValidationError;
@@ -3657,6 +4539,19 @@ export type TelemetryPrometheusData = {
     query?: never;
     url: '/metrics';
 };
+
+export type TelemetryPrometheusErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type TelemetryPrometheusError = TelemetryPrometheusErrors[keyof TelemetryPrometheusErrors];
 
 export type TelemetryPrometheusResponses = {
     /**
