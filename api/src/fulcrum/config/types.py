@@ -12,6 +12,7 @@ import ipaddress
 from enum import StrEnum
 from typing import Annotated
 
+from pydantic_core import PydanticCustomError
 from pydantic import AfterValidator, BeforeValidator, Field, PlainSerializer, PlainValidator, StrictFloat, StringConstraints, WithJsonSchema
 
 # A name an operator chooses: starts with a letter or digit, then letters, digits, '-', '_', '.'.
@@ -43,7 +44,7 @@ InterfaceName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-
 def _json_integer(value: object) -> object:
     """JSON Schema's integer: 80 and 80.0, not true or "80" (which pydantic would otherwise take)."""
     if isinstance(value, bool | str):
-        raise ValueError("Input should be a valid integer")
+        raise PydanticCustomError("int_type", "Input should be a valid integer")  # pydantic's own error
     return value
 
 
