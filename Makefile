@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PYTHON := .venv/bin/python
 PYTEST := $(PYTHON) -m pytest -p no:cacheprovider
 
-.PHONY: help setup test test-host test-kernel test-webui test-webui-lab demo
+.PHONY: help setup test test-host test-fuzz fuzz test-kernel test-webui test-webui-lab demo
 
 include webui/webui.mk
 include image/image.mk
@@ -15,6 +15,8 @@ help:
 	@echo "                  on http://127.0.0.1:8080 and :8081 (prints a generated admin password)"
 	@echo "make test         install what is missing, then run every test (host + kernel VM)"
 	@echo "make test-host    unit, renderer, apply-engine and API tests on this host"
+	@echo "make test-fuzz    schemathesis over every API operation, short budget (part of make test)"
+	@echo "make fuzz         the same with the full budget: 100 examples per operation (not in make test)"
 	@echo "make test-kernel  kernel tests: boots Debian's kernel with virtme-ng, real IPVS inside"
 	@echo "make test-webui   dashboard: client drift check, Vitest, Playwright in Chromium against the real API"
 	@echo "make test-webui-lab  Playwright against make demo's HA pair in the VM: a new service and its live traffic"
@@ -30,6 +32,7 @@ setup:
 
 test: setup
 	$(MAKE) test-host
+	$(MAKE) test-fuzz
 	$(MAKE) kernel-fragment-check
 	$(MAKE) test-webui
 	$(MAKE) test-kernel
@@ -38,6 +41,12 @@ test: setup
 
 test-host:
 	$(PYTEST) -q tests/unit tests/api
+
+test-fuzz:
+	$(PYTEST) -q -s tests/fuzz
+
+fuzz:
+	$(PYTHON) tests/fuzz/run_fuzz.py --max-examples 100 --report-dir fuzz-report
 
 test-kernel:
 	tests/kernel/run-in-vm -q

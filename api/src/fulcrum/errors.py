@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+
+# A 422 names each problem and its field, and never echoes what the client sent: FastAPI's own
+# handler returns every value as `input` (a large body came back three times its size) and
+# fails on NaN or Infinity, which JSON cannot carry.
+MAX_REPORTED_ERRORS = 100
+MAX_TEXT = 500
 
 
 class AppError(Exception):
@@ -85,3 +94,31 @@ def install_error_handler(app: FastAPI) -> None:
     @app.exception_handler(AppError)
     async def _handle(_: Request, exc: AppError) -> JSONResponse:
         return JSONResponse(status_code=exc.status_code, content=exc.body())
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse(status_code=422, content={"detail": public_errors(exc.errors())})
+
+
+def public_errors(errors: Sequence[Any]) -> list[dict[str, Any]]:
+    """Validation errors as `{loc, msg, type[, ctx]}`: no input, texts cut short, JSON-safe."""
+    shown = []
+    for error in errors[:MAX_REPORTED_ERRORS]:
+        item: dict[str, Any] = {
+            "loc": [_json_safe(step) for step in error.get("loc", ())],
+            "msg": _json_safe(str(error.get("msg", ""))),
+            "type": _json_safe(str(error.get("type", ""))),
+        }
+        if error.get("ctx"):
+            item["ctx"] = {str(key)[:MAX_TEXT]: _json_safe(value) for key, value in error["ctx"].items()}
+        shown.append(item)
+    return shown
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, bool | int) or value is None:
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    text = str(value)
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"

@@ -13,7 +13,7 @@ from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from fulcrum import __version__, migrate
+from fulcrum import __version__, migrate, openapi
 from fulcrum.db import make_engine, make_sessionmaker, protect_database_file, unit_of_work
 from fulcrum.errors import install_error_handler
 from fulcrum.ha.asgi import SignPeerResponses
@@ -21,6 +21,7 @@ from fulcrum.ha.guard import require_writer
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.ha.watcher import Watcher
 from fulcrum.routers import audit, auth, backends, console, ha, imports, peer, revisions, services, status, telemetry, tokens, users
+from fulcrum.routers.params import DEFAULT_MAX_BODY
 from fulcrum.services import revisions as revision_service
 from fulcrum.db import begin_write
 from fulcrum.services.auth import TokenUsage
@@ -82,10 +83,14 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         openapi_url=f"{API_PREFIX}/openapi.json",
         docs_url=f"{API_PREFIX}/docs",
         redoc_url=None,
+        # Larger bodies get 413 before they are read (Content-Length) or as soon as they exceed
+        # it (streamed); a route that needs more declares its own max_body_size.
+        max_body_size=DEFAULT_MAX_BODY,
     )
     app.state.settings = settings
     app.state.token_usage = TokenUsage()
     install_error_handler(app)
+    openapi.install(app)
     app.add_middleware(SignPeerResponses, prefix=f"{API_PREFIX}/peer/")
     # Shared configuration: on a paired standby these refuse changes (the one-writer rule).
     shared = {users, services, backends, imports}

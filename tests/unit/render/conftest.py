@@ -106,7 +106,7 @@ def _multicast() -> dict[str, Any]:
             {"name": "v4", "virtual_router_id": 20, "addresses": ["198.51.100.20/24"], "advert_interval": 1},
             {"name": "v6", "virtual_router_id": 20, "addresses": ["2001:db8:20::20/64"], "preempt": True},
         ],
-        "firewall": {"management_ports": [], "management_allow": ["10.0.0.0/8"]},
+        "firewall": {"management_ports": [], "management_allow": []},  # no guard: management open from anywhere
     }
 
 

@@ -2,7 +2,7 @@
 
 import type { Client, Options as Options2, TDataShape } from './client';
 import { client } from './client.gen';
-import type { AuditListAuditData, AuditListAuditErrors, AuditListAuditResponses, AuthChangePasswordData, AuthChangePasswordErrors, AuthChangePasswordResponses, AuthLoginData, AuthLoginErrors, AuthLoginResponses, AuthLogoutData, AuthLogoutResponses, AuthMeData, AuthMeResponses, AuthSetupData, AuthSetupErrors, AuthSetupResponses, AuthSetupStatusData, AuthSetupStatusResponses, BackendsAddBackendData, BackendsAddBackendErrors, BackendsAddBackendResponses, BackendsDeleteBackendData, BackendsDeleteBackendErrors, BackendsDeleteBackendResponses, BackendsDeleteHealthCheckData, BackendsDeleteHealthCheckErrors, BackendsDeleteHealthCheckResponses, BackendsGetBackendData, BackendsGetBackendErrors, BackendsGetBackendResponses, BackendsListBackendsData, BackendsListBackendsErrors, BackendsListBackendsResponses, BackendsPutHealthCheckData, BackendsPutHealthCheckErrors, BackendsPutHealthCheckResponses, BackendsUpdateBackendData, BackendsUpdateBackendErrors, BackendsUpdateBackendResponses, FirewallGetFirewallData, FirewallGetFirewallResponses, FirewallPutFirewallData, FirewallPutFirewallErrors, FirewallPutFirewallResponses, HaFailoverDrillData, HaFailoverDrillErrors, HaFailoverDrillResponses, HaHaDiffData, HaHaDiffErrors, HaHaDiffResponses, HaHaStatusData, HaHaStatusResponses, HaMaintenanceData, HaMaintenanceErrors, HaMaintenanceResponses, HaMakeActiveData, HaMakeActiveErrors, HaMakeActiveResponses, HaPairData, HaPairErrors, HaPairingCodeData, HaPairingCodeErrors, HaPairingCodeResponses, HaPairResponses, HaResolveData, HaResolveErrors, HaResolveResponses, HaSyncNowData, HaSyncNowErrors, HaSyncNowResponses, HaUnpairData, HaUnpairErrors, HaUnpairResponses, ImportsRunImportData, ImportsRunImportErrors, ImportsRunImportResponses, NodeGetConsoleAccessData, NodeGetConsoleAccessResponses, NodeGetNodeData, NodeGetNodeResponses, NodePatchNodeData, NodePatchNodeErrors, NodePatchNodeResponses, NodePutConsoleAccessData, NodePutConsoleAccessErrors, NodePutConsoleAccessResponses, NodePutNodeData, NodePutNodeErrors, NodePutNodeResponses, RevisionsCommitData, RevisionsCommitErrors, RevisionsCommitResponses, RevisionsConfirmData, RevisionsConfirmErrors, RevisionsConfirmResponses, RevisionsDiffData, RevisionsDiffErrors, RevisionsDiffResponses, RevisionsGetRevisionData, RevisionsGetRevisionErrors, RevisionsGetRevisionResponses, RevisionsListRevisionsData, RevisionsListRevisionsErrors, RevisionsListRevisionsResponses, RevisionsPendingData, RevisionsPendingResponses, RevisionsRollbackData, RevisionsRollbackErrors, RevisionsRollbackResponses, ServicesCreateServiceData, ServicesCreateServiceErrors, ServicesCreateServiceResponses, ServicesDeleteServiceData, ServicesDeleteServiceErrors, ServicesDeleteServiceResponses, ServicesGetHealthCheckData, ServicesGetHealthCheckErrors, ServicesGetHealthCheckResponses, ServicesGetServiceData, ServicesGetServiceErrors, ServicesGetServiceResponses, ServicesListServicesData, ServicesListServicesErrors, ServicesListServicesResponses, ServicesPutHealthCheckData, ServicesPutHealthCheckErrors, ServicesPutHealthCheckResponses, ServicesUpdateServiceData, ServicesUpdateServiceErrors, ServicesUpdateServiceResponses, StatusGetStatusData, StatusGetStatusResponses, StatusHealthData, StatusHealthResponses, TelemetryCurrentData, TelemetryCurrentResponses, TelemetryHistoryData, TelemetryHistoryErrors, TelemetryHistoryResponses, TelemetryListEventsData, TelemetryListEventsErrors, TelemetryListEventsResponses, TelemetryPrometheusData, TelemetryPrometheusResponses, TelemetryStreamData, TelemetryStreamResponses, TokensCreateTokenData, TokensCreateTokenErrors, TokensCreateTokenResponses, TokensDeleteTokenData, TokensDeleteTokenErrors, TokensDeleteTokenResponses, TokensListTokensData, TokensListTokensResponses, UsersCreateUserData, UsersCreateUserErrors, UsersCreateUserResponses, UsersDeleteUserData, UsersDeleteUserErrors, UsersDeleteUserResponses, UsersListUsersData, UsersListUsersResponses, UsersUnlockUserData, UsersUnlockUserErrors, UsersUnlockUserResponses, UsersUpdateUserData, UsersUpdateUserErrors, UsersUpdateUserResponses, VipGroupsCreateGroupData, VipGroupsCreateGroupErrors, VipGroupsCreateGroupResponses, VipGroupsDeleteGroupData, VipGroupsDeleteGroupErrors, VipGroupsDeleteGroupResponses, VipGroupsListGroupsData, VipGroupsListGroupsResponses, VipGroupsUpdateGroupData, VipGroupsUpdateGroupErrors, VipGroupsUpdateGroupResponses } from './types.gen';
+import type { AuditListAuditData, AuditListAuditErrors, AuditListAuditResponses, AuthChangePasswordData, AuthChangePasswordErrors, AuthChangePasswordResponses, AuthLoginData, AuthLoginErrors, AuthLoginResponses, AuthLogoutData, AuthLogoutErrors, AuthLogoutResponses, AuthMeData, AuthMeErrors, AuthMeResponses, AuthSetupData, AuthSetupErrors, AuthSetupResponses, AuthSetupStatusData, AuthSetupStatusResponses, BackendsAddBackendData, BackendsAddBackendErrors, BackendsAddBackendResponses, BackendsDeleteBackendData, BackendsDeleteBackendErrors, BackendsDeleteBackendResponses, BackendsDeleteHealthCheckData, BackendsDeleteHealthCheckErrors, BackendsDeleteHealthCheckResponses, BackendsGetBackendData, BackendsGetBackendErrors, BackendsGetBackendResponses, BackendsListBackendsData, BackendsListBackendsErrors, BackendsListBackendsResponses, BackendsPutHealthCheckData, BackendsPutHealthCheckErrors, BackendsPutHealthCheckResponses, BackendsUpdateBackendData, BackendsUpdateBackendErrors, BackendsUpdateBackendResponses, FirewallGetFirewallData, FirewallGetFirewallErrors, FirewallGetFirewallResponses, FirewallPutFirewallData, FirewallPutFirewallErrors, FirewallPutFirewallResponses, HaFailoverDrillData, HaFailoverDrillErrors, HaFailoverDrillResponses, HaHaDiffData, HaHaDiffErrors, HaHaDiffResponses, HaHaStatusData, HaHaStatusErrors, HaHaStatusResponses, HaMaintenanceData, HaMaintenanceErrors, HaMaintenanceResponses, HaMakeActiveData, HaMakeActiveErrors, HaMakeActiveResponses, HaPairData, HaPairErrors, HaPairingCodeData, HaPairingCodeErrors, HaPairingCodeResponses, HaPairResponses, HaResolveData, HaResolveErrors, HaResolveResponses, HaSyncNowData, HaSyncNowErrors, HaSyncNowResponses, HaUnpairData, HaUnpairErrors, HaUnpairResponses, ImportsRunImportData, ImportsRunImportErrors, ImportsRunImportResponses, NodeGetConsoleAccessData, NodeGetConsoleAccessErrors, NodeGetConsoleAccessResponses, NodeGetNodeData, NodeGetNodeErrors, NodeGetNodeResponses, NodePatchNodeData, NodePatchNodeErrors, NodePatchNodeResponses, NodePutConsoleAccessData, NodePutConsoleAccessErrors, NodePutConsoleAccessResponses, NodePutNodeData, NodePutNodeErrors, NodePutNodeResponses, RevisionsCommitData, RevisionsCommitErrors, RevisionsCommitResponses, RevisionsConfirmData, RevisionsConfirmErrors, RevisionsConfirmResponses, RevisionsDiffData, RevisionsDiffErrors, RevisionsDiffResponses, RevisionsGetRevisionData, RevisionsGetRevisionErrors, RevisionsGetRevisionResponses, RevisionsListRevisionsData, RevisionsListRevisionsErrors, RevisionsListRevisionsResponses, RevisionsPendingData, RevisionsPendingErrors, RevisionsPendingResponses, RevisionsRollbackData, RevisionsRollbackErrors, RevisionsRollbackResponses, ServicesCreateServiceData, ServicesCreateServiceErrors, ServicesCreateServiceResponses, ServicesDeleteServiceData, ServicesDeleteServiceErrors, ServicesDeleteServiceResponses, ServicesGetHealthCheckData, ServicesGetHealthCheckErrors, ServicesGetHealthCheckResponses, ServicesGetServiceData, ServicesGetServiceErrors, ServicesGetServiceResponses, ServicesListServicesData, ServicesListServicesErrors, ServicesListServicesResponses, ServicesPutHealthCheckData, ServicesPutHealthCheckErrors, ServicesPutHealthCheckResponses, ServicesUpdateServiceData, ServicesUpdateServiceErrors, ServicesUpdateServiceResponses, StatusGetStatusData, StatusGetStatusErrors, StatusGetStatusResponses, StatusHealthData, StatusHealthResponses, TelemetryCurrentData, TelemetryCurrentErrors, TelemetryCurrentResponses, TelemetryHistoryData, TelemetryHistoryErrors, TelemetryHistoryResponses, TelemetryListEventsData, TelemetryListEventsErrors, TelemetryListEventsResponses, TelemetryPrometheusData, TelemetryPrometheusErrors, TelemetryPrometheusResponses, TelemetryStreamData, TelemetryStreamErrors, TelemetryStreamResponses, TokensCreateTokenData, TokensCreateTokenErrors, TokensCreateTokenResponses, TokensDeleteTokenData, TokensDeleteTokenErrors, TokensDeleteTokenResponses, TokensListTokensData, TokensListTokensErrors, TokensListTokensResponses, UsersCreateUserData, UsersCreateUserErrors, UsersCreateUserResponses, UsersDeleteUserData, UsersDeleteUserErrors, UsersDeleteUserResponses, UsersListUsersData, UsersListUsersErrors, UsersListUsersResponses, UsersUnlockUserData, UsersUnlockUserErrors, UsersUnlockUserResponses, UsersUpdateUserData, UsersUpdateUserErrors, UsersUpdateUserResponses, VipGroupsCreateGroupData, VipGroupsCreateGroupErrors, VipGroupsCreateGroupResponses, VipGroupsDeleteGroupData, VipGroupsDeleteGroupErrors, VipGroupsDeleteGroupResponses, VipGroupsListGroupsData, VipGroupsListGroupsErrors, VipGroupsListGroupsResponses, VipGroupsUpdateGroupData, VipGroupsUpdateGroupErrors, VipGroupsUpdateGroupResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -42,7 +42,7 @@ export const authLogin = <ThrowOnError extends boolean = true>(options: Options<
 /**
  * End this session
  */
-export const authLogout = <ThrowOnError extends boolean = true>(options?: Options<AuthLogoutData, ThrowOnError>) => (options?.client ?? client).post<AuthLogoutResponses, unknown, ThrowOnError>({
+export const authLogout = <ThrowOnError extends boolean = true>(options?: Options<AuthLogoutData, ThrowOnError>) => (options?.client ?? client).post<AuthLogoutResponses, AuthLogoutErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/auth/logout',
     ...options
@@ -51,7 +51,7 @@ export const authLogout = <ThrowOnError extends boolean = true>(options?: Option
 /**
  * The logged-in user, and the address the appliance sees them at
  */
-export const authMe = <ThrowOnError extends boolean = true>(options?: Options<AuthMeData, ThrowOnError>) => (options?.client ?? client).get<AuthMeResponses, unknown, ThrowOnError>({
+export const authMe = <ThrowOnError extends boolean = true>(options?: Options<AuthMeData, ThrowOnError>) => (options?.client ?? client).get<AuthMeResponses, AuthMeErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/auth/me',
     ...options
@@ -73,7 +73,7 @@ export const authChangePassword = <ThrowOnError extends boolean = true>(options:
 /**
  * Uncommitted changes and what applying them would do
  */
-export const revisionsPending = <ThrowOnError extends boolean = true>(options?: Options<RevisionsPendingData, ThrowOnError>) => (options?.client ?? client).get<RevisionsPendingResponses, unknown, ThrowOnError>({
+export const revisionsPending = <ThrowOnError extends boolean = true>(options?: Options<RevisionsPendingData, ThrowOnError>) => (options?.client ?? client).get<RevisionsPendingResponses, RevisionsPendingErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/changes',
     ...options
@@ -91,7 +91,7 @@ export const telemetryListEvents = <ThrowOnError extends boolean = true>(options
 /**
  * Management access policy
  */
-export const firewallGetFirewall = <ThrowOnError extends boolean = true>(options?: Options<FirewallGetFirewallData, ThrowOnError>) => (options?.client ?? client).get<FirewallGetFirewallResponses, unknown, ThrowOnError>({
+export const firewallGetFirewall = <ThrowOnError extends boolean = true>(options?: Options<FirewallGetFirewallData, ThrowOnError>) => (options?.client ?? client).get<FirewallGetFirewallResponses, FirewallGetFirewallErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/firewall',
     ...options
@@ -197,7 +197,7 @@ export const haResolve = <ThrowOnError extends boolean = true>(options: Options<
 /**
  * This node's and the peer's roles, config sync, connection sync, split brain, transitions
  */
-export const haHaStatus = <ThrowOnError extends boolean = true>(options?: Options<HaHaStatusData, ThrowOnError>) => (options?.client ?? client).get<HaHaStatusResponses, unknown, ThrowOnError>({
+export const haHaStatus = <ThrowOnError extends boolean = true>(options?: Options<HaHaStatusData, ThrowOnError>) => (options?.client ?? client).get<HaHaStatusResponses, HaHaStatusErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/ha/status',
     ...options
@@ -235,7 +235,7 @@ export const importsRunImport = <ThrowOnError extends boolean = true>(options: O
 /**
  * This node's own settings (never replicated)
  */
-export const nodeGetNode = <ThrowOnError extends boolean = true>(options?: Options<NodeGetNodeData, ThrowOnError>) => (options?.client ?? client).get<NodeGetNodeResponses, unknown, ThrowOnError>({
+export const nodeGetNode = <ThrowOnError extends boolean = true>(options?: Options<NodeGetNodeData, ThrowOnError>) => (options?.client ?? client).get<NodeGetNodeResponses, NodeGetNodeErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/node',
     ...options
@@ -270,7 +270,7 @@ export const nodePutNode = <ThrowOnError extends boolean = true>(options: Option
 /**
  * Whether this node's console menu (tty1, serial) asks for a password
  */
-export const nodeGetConsoleAccess = <ThrowOnError extends boolean = true>(options?: Options<NodeGetConsoleAccessData, ThrowOnError>) => (options?.client ?? client).get<NodeGetConsoleAccessResponses, unknown, ThrowOnError>({
+export const nodeGetConsoleAccess = <ThrowOnError extends boolean = true>(options?: Options<NodeGetConsoleAccessData, ThrowOnError>) => (options?.client ?? client).get<NodeGetConsoleAccessResponses, NodeGetConsoleAccessErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/node/console',
     ...options
@@ -521,7 +521,7 @@ export const authSetup = <ThrowOnError extends boolean = true>(options: Options<
 /**
  * Per-service and per-backend IPVS counters and rates, now
  */
-export const telemetryCurrent = <ThrowOnError extends boolean = true>(options?: Options<TelemetryCurrentData, ThrowOnError>) => (options?.client ?? client).get<TelemetryCurrentResponses, unknown, ThrowOnError>({
+export const telemetryCurrent = <ThrowOnError extends boolean = true>(options?: Options<TelemetryCurrentData, ThrowOnError>) => (options?.client ?? client).get<TelemetryCurrentResponses, TelemetryCurrentErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/stats/current',
     ...options
@@ -539,7 +539,7 @@ export const telemetryHistory = <ThrowOnError extends boolean = true>(options: O
 /**
  * Data plane, versions, and desired vs applied revision
  */
-export const statusGetStatus = <ThrowOnError extends boolean = true>(options?: Options<StatusGetStatusData, ThrowOnError>) => (options?.client ?? client).get<StatusGetStatusResponses, unknown, ThrowOnError>({
+export const statusGetStatus = <ThrowOnError extends boolean = true>(options?: Options<StatusGetStatusData, ThrowOnError>) => (options?.client ?? client).get<StatusGetStatusResponses, StatusGetStatusErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/status',
     ...options
@@ -548,7 +548,7 @@ export const statusGetStatus = <ThrowOnError extends boolean = true>(options?: O
 /**
  * Live updates as Server-Sent Events: `stats` every second, `event`, `revision`
  */
-export const telemetryStream = <ThrowOnError extends boolean = true>(options?: Options<TelemetryStreamData, ThrowOnError>) => (options?.client ?? client).get<TelemetryStreamResponses, unknown, ThrowOnError>({
+export const telemetryStream = <ThrowOnError extends boolean = true>(options?: Options<TelemetryStreamData, ThrowOnError>) => (options?.client ?? client).get<TelemetryStreamResponses, TelemetryStreamErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/stream',
     ...options
@@ -557,7 +557,7 @@ export const telemetryStream = <ThrowOnError extends boolean = true>(options?: O
 /**
  * Your API tokens
  */
-export const tokensListTokens = <ThrowOnError extends boolean = true>(options?: Options<TokensListTokensData, ThrowOnError>) => (options?.client ?? client).get<TokensListTokensResponses, unknown, ThrowOnError>({
+export const tokensListTokens = <ThrowOnError extends boolean = true>(options?: Options<TokensListTokensData, ThrowOnError>) => (options?.client ?? client).get<TokensListTokensResponses, TokensListTokensErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/tokens',
     ...options
@@ -588,7 +588,7 @@ export const tokensDeleteToken = <ThrowOnError extends boolean = true>(options: 
 /**
  * List users, with their failed logins and lock state
  */
-export const usersListUsers = <ThrowOnError extends boolean = true>(options?: Options<UsersListUsersData, ThrowOnError>) => (options?.client ?? client).get<UsersListUsersResponses, unknown, ThrowOnError>({
+export const usersListUsers = <ThrowOnError extends boolean = true>(options?: Options<UsersListUsersData, ThrowOnError>) => (options?.client ?? client).get<UsersListUsersResponses, UsersListUsersErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/users',
     ...options
@@ -641,7 +641,7 @@ export const usersUnlockUser = <ThrowOnError extends boolean = true>(options: Op
 /**
  * List VIP groups (VRRP instances)
  */
-export const vipGroupsListGroups = <ThrowOnError extends boolean = true>(options?: Options<VipGroupsListGroupsData, ThrowOnError>) => (options?.client ?? client).get<VipGroupsListGroupsResponses, unknown, ThrowOnError>({
+export const vipGroupsListGroups = <ThrowOnError extends boolean = true>(options?: Options<VipGroupsListGroupsData, ThrowOnError>) => (options?.client ?? client).get<VipGroupsListGroupsResponses, VipGroupsListGroupsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v1/vip-groups',
     ...options
@@ -685,7 +685,7 @@ export const vipGroupsUpdateGroup = <ThrowOnError extends boolean = true>(option
 /**
  * Prometheus metrics (authenticate with an API token)
  */
-export const telemetryPrometheus = <ThrowOnError extends boolean = true>(options?: Options<TelemetryPrometheusData, ThrowOnError>) => (options?.client ?? client).get<TelemetryPrometheusResponses, unknown, ThrowOnError>({
+export const telemetryPrometheus = <ThrowOnError extends boolean = true>(options?: Options<TelemetryPrometheusData, ThrowOnError>) => (options?.client ?? client).get<TelemetryPrometheusResponses, TelemetryPrometheusErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/metrics',
     ...options

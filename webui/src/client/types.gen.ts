@@ -453,6 +453,26 @@ export type DrillResult = {
 };
 
 /**
+ * Error
+ *
+ * Every error but a 422 and a 413: what went wrong, in words; some carry a code.
+ */
+export type Error = {
+    /**
+     * Active Url
+     */
+    active_url?: string | null;
+    /**
+     * Code
+     */
+    code?: string | null;
+    /**
+     * Detail
+     */
+    detail: string;
+};
+
+/**
  * EventRead
  */
 export type EventRead = {
@@ -2363,6 +2383,8 @@ export type AuditListAuditData = {
         revision?: number | null;
         /**
          * Since
+         *
+         * ISO 8601, e.g. 2026-01-31T12:00:00Z
          */
         since?: string | null;
         /**
@@ -2378,6 +2400,14 @@ export type AuditListAuditData = {
 };
 
 export type AuditListAuditErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
     /**
      * Validation Error
      */
@@ -2404,9 +2434,17 @@ export type AuthLoginData = {
 
 export type AuthLoginErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
      * Wrong username or password
      */
-    401: unknown;
+    401: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -2414,7 +2452,7 @@ export type AuthLoginErrors = {
     /**
      * Too many failed logins for this account or from this address; the message says how long to wait
      */
-    429: unknown;
+    429: Error;
 };
 
 export type AuthLoginError = AuthLoginErrors[keyof AuthLoginErrors];
@@ -2435,6 +2473,19 @@ export type AuthLogoutData = {
     url: '/api/v1/auth/logout';
 };
 
+export type AuthLogoutErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type AuthLogoutError = AuthLogoutErrors[keyof AuthLogoutErrors];
+
 export type AuthLogoutResponses = {
     /**
      * Successful Response
@@ -2450,6 +2501,19 @@ export type AuthMeData = {
     query?: never;
     url: '/api/v1/auth/me';
 };
+
+export type AuthMeErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type AuthMeError = AuthMeErrors[keyof AuthMeErrors];
 
 export type AuthMeResponses = {
     /**
@@ -2468,6 +2532,26 @@ export type AuthChangePasswordData = {
 };
 
 export type AuthChangePasswordErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -2492,6 +2576,19 @@ export type RevisionsPendingData = {
     url: '/api/v1/changes';
 };
 
+export type RevisionsPendingErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type RevisionsPendingError = RevisionsPendingErrors[keyof RevisionsPendingErrors];
+
 export type RevisionsPendingResponses = {
     /**
      * Successful Response
@@ -2515,6 +2612,8 @@ export type TelemetryListEventsData = {
         service?: string | null;
         /**
          * Since
+         *
+         * ISO 8601, e.g. 2026-01-31T12:00:00Z
          */
         since?: string | null;
         /**
@@ -2530,6 +2629,14 @@ export type TelemetryListEventsData = {
 };
 
 export type TelemetryListEventsErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
     /**
      * Validation Error
      */
@@ -2554,6 +2661,23 @@ export type FirewallGetFirewallData = {
     url: '/api/v1/firewall';
 };
 
+export type FirewallGetFirewallErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+};
+
+export type FirewallGetFirewallError = FirewallGetFirewallErrors[keyof FirewallGetFirewallErrors];
+
 export type FirewallGetFirewallResponses = {
     /**
      * Successful Response
@@ -2571,6 +2695,26 @@ export type FirewallPutFirewallData = {
 };
 
 export type FirewallPutFirewallErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -2597,10 +2741,20 @@ export type HaHaDiffData = {
 
 export type HaHaDiffErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * Not paired, or the peer refused or could not be asked
      */
     409: unknown;
 };
+
+export type HaHaDiffError = HaHaDiffErrors[keyof HaHaDiffErrors];
 
 export type HaHaDiffResponses = {
     /**
@@ -2620,10 +2774,20 @@ export type HaFailoverDrillData = {
 
 export type HaFailoverDrillErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * Not paired, or the peer refused or could not be asked
      */
     409: unknown;
 };
+
+export type HaFailoverDrillError = HaFailoverDrillErrors[keyof HaFailoverDrillErrors];
 
 export type HaFailoverDrillResponses = {
     /**
@@ -2642,6 +2806,22 @@ export type HaMaintenanceData = {
 };
 
 export type HaMaintenanceErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -2668,6 +2848,14 @@ export type HaMakeActiveData = {
 
 export type HaMakeActiveErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * Not paired, or the peer refused or could not be asked
      */
     409: unknown;
@@ -2676,6 +2864,8 @@ export type HaMakeActiveErrors = {
      */
     504: unknown;
 };
+
+export type HaMakeActiveError = HaMakeActiveErrors[keyof HaMakeActiveErrors];
 
 export type HaMakeActiveResponses = {
     /**
@@ -2695,10 +2885,20 @@ export type HaUnpairData = {
 
 export type HaUnpairErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * Not paired, or the peer refused or could not be asked
      */
     409: unknown;
 };
+
+export type HaUnpairError = HaUnpairErrors[keyof HaUnpairErrors];
 
 export type HaUnpairResponses = {
     /**
@@ -2718,14 +2918,32 @@ export type HaPairData = {
 
 export type HaPairErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * Not paired, or the peer refused or could not be asked
      */
     409: unknown;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * The peer is unreachable or did not accept the code
      */
     422: unknown;
 };
+
+export type HaPairError = HaPairErrors[keyof HaPairErrors];
 
 export type HaPairResponses = {
     /**
@@ -2745,10 +2963,20 @@ export type HaPairingCodeData = {
 
 export type HaPairingCodeErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * Not paired, or the peer refused or could not be asked
      */
     409: unknown;
 };
+
+export type HaPairingCodeError = HaPairingCodeErrors[keyof HaPairingCodeErrors];
 
 export type HaPairingCodeResponses = {
     /**
@@ -2768,9 +2996,25 @@ export type HaResolveData = {
 
 export type HaResolveErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * Not paired, or the peer refused or could not be asked
      */
     409: unknown;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -2795,6 +3039,19 @@ export type HaHaStatusData = {
     url: '/api/v1/ha/status';
 };
 
+export type HaHaStatusErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type HaHaStatusError = HaHaStatusErrors[keyof HaHaStatusErrors];
+
 export type HaHaStatusResponses = {
     /**
      * Successful Response
@@ -2813,10 +3070,20 @@ export type HaSyncNowData = {
 
 export type HaSyncNowErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * Not paired, or the peer refused or could not be asked
      */
     409: unknown;
 };
+
+export type HaSyncNowError = HaSyncNowErrors[keyof HaSyncNowErrors];
 
 export type HaSyncNowResponses = {
     /**
@@ -2856,10 +3123,28 @@ export type ImportsRunImportData = {
 
 export type ImportsRunImportErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
      * The input cannot be read (too large, not text, an include loop) or the result is invalid; nothing changed
      */
     422: unknown;
 };
+
+export type ImportsRunImportError = ImportsRunImportErrors[keyof ImportsRunImportErrors];
 
 export type ImportsRunImportResponses = {
     /**
@@ -2876,6 +3161,19 @@ export type NodeGetNodeData = {
     query?: never;
     url: '/api/v1/node';
 };
+
+export type NodeGetNodeErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type NodeGetNodeError = NodeGetNodeErrors[keyof NodeGetNodeErrors];
 
 export type NodeGetNodeResponses = {
     /**
@@ -2894,6 +3192,22 @@ export type NodePatchNodeData = {
 };
 
 export type NodePatchNodeErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -2920,6 +3234,22 @@ export type NodePutNodeData = {
 
 export type NodePutNodeErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
      * Validation Error
      */
     422: HttpValidationError;
@@ -2943,6 +3273,19 @@ export type NodeGetConsoleAccessData = {
     url: '/api/v1/node/console';
 };
 
+export type NodeGetConsoleAccessErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type NodeGetConsoleAccessError = NodeGetConsoleAccessErrors[keyof NodeGetConsoleAccessErrors];
+
 export type NodeGetConsoleAccessResponses = {
     /**
      * Successful Response
@@ -2960,6 +3303,22 @@ export type NodePutConsoleAccessData = {
 };
 
 export type NodePutConsoleAccessErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -2995,6 +3354,14 @@ export type RevisionsListRevisionsData = {
 
 export type RevisionsListRevisionsErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * Validation Error
      */
     422: HttpValidationError;
@@ -3020,14 +3387,32 @@ export type RevisionsCommitData = {
 
 export type RevisionsCommitErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * Nothing to commit, a confirmation is pending, applying failed and was rolled back, or this node is a standby (code standby_read_only)
      */
     409: unknown;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * keepalived or nft rejected the rendered configuration; nothing changed
      */
     422: unknown;
 };
+
+export type RevisionsCommitError = RevisionsCommitErrors[keyof RevisionsCommitErrors];
 
 export type RevisionsCommitResponses = {
     /**
@@ -3055,6 +3440,18 @@ export type RevisionsDiffData = {
 };
 
 export type RevisionsDiffErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such revision
+     */
+    404: Error;
     /**
      * Validation Error
      */
@@ -3086,6 +3483,18 @@ export type RevisionsGetRevisionData = {
 
 export type RevisionsGetRevisionErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such revision
+     */
+    404: Error;
+    /**
      * Validation Error
      */
     422: HttpValidationError;
@@ -3115,6 +3524,22 @@ export type RevisionsConfirmData = {
 };
 
 export type RevisionsConfirmErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such revision
+     */
+    404: Error;
+    /**
+     * The revision is not awaiting confirmation
+     */
+    409: Error;
     /**
      * Validation Error
      */
@@ -3146,14 +3571,36 @@ export type RevisionsRollbackData = {
 
 export type RevisionsRollbackErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such revision
+     */
+    404: Error;
+    /**
      * Nothing to commit, a confirmation is pending, applying failed and was rolled back, or this node is a standby (code standby_read_only)
      */
     409: unknown;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * keepalived or nft rejected the rendered configuration; nothing changed
      */
     422: unknown;
 };
+
+export type RevisionsRollbackError = RevisionsRollbackErrors[keyof RevisionsRollbackErrors];
 
 export type RevisionsRollbackResponses = {
     /**
@@ -3177,6 +3624,18 @@ export type ServicesListServicesData = {
 };
 
 export type ServicesListServicesErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
     /**
      * Validation Error
      */
@@ -3202,6 +3661,26 @@ export type ServicesCreateServiceData = {
 };
 
 export type ServicesCreateServiceErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -3233,9 +3712,21 @@ export type ServicesDeleteServiceData = {
 
 export type ServicesDeleteServiceErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
     /**
      * Validation Error
      */
@@ -3267,9 +3758,21 @@ export type ServicesGetServiceData = {
 
 export type ServicesGetServiceErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
     /**
      * Validation Error
      */
@@ -3301,9 +3804,29 @@ export type ServicesUpdateServiceData = {
 
 export type ServicesUpdateServiceErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -3335,9 +3858,21 @@ export type BackendsListBackendsData = {
 
 export type BackendsListBackendsErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service or backend
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
     /**
      * Validation Error
      */
@@ -3369,9 +3904,29 @@ export type BackendsAddBackendData = {
 
 export type BackendsAddBackendErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service or backend
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -3407,9 +3962,21 @@ export type BackendsDeleteBackendData = {
 
 export type BackendsDeleteBackendErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service or backend
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
     /**
      * Validation Error
      */
@@ -3445,9 +4012,21 @@ export type BackendsGetBackendData = {
 
 export type BackendsGetBackendErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service or backend
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
     /**
      * Validation Error
      */
@@ -3483,9 +4062,29 @@ export type BackendsUpdateBackendData = {
 
 export type BackendsUpdateBackendErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service or backend
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -3521,9 +4120,21 @@ export type BackendsDeleteHealthCheckData = {
 
 export type BackendsDeleteHealthCheckErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service or backend
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
     /**
      * Validation Error
      */
@@ -3559,9 +4170,29 @@ export type BackendsPutHealthCheckData = {
 
 export type BackendsPutHealthCheckErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service or backend
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -3593,9 +4224,21 @@ export type ServicesGetHealthCheckData = {
 
 export type ServicesGetHealthCheckErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
     /**
      * Validation Error
      */
@@ -3627,9 +4270,29 @@ export type ServicesPutHealthCheckData = {
 
 export type ServicesPutHealthCheckErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * No such service
      */
     404: unknown;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -3672,9 +4335,17 @@ export type AuthSetupData = {
 
 export type AuthSetupErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
      * An account exists already
      */
     409: unknown;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -3698,6 +4369,19 @@ export type TelemetryCurrentData = {
     query?: never;
     url: '/api/v1/stats/current';
 };
+
+export type TelemetryCurrentErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type TelemetryCurrentError = TelemetryCurrentErrors[keyof TelemetryCurrentErrors];
 
 export type TelemetryCurrentResponses = {
     /**
@@ -3732,6 +4416,14 @@ export type TelemetryHistoryData = {
 
 export type TelemetryHistoryErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
      * Validation Error
      */
     422: HttpValidationError;
@@ -3755,6 +4447,19 @@ export type StatusGetStatusData = {
     url: '/api/v1/status';
 };
 
+export type StatusGetStatusErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type StatusGetStatusError = StatusGetStatusErrors[keyof StatusGetStatusErrors];
+
 export type StatusGetStatusResponses = {
     /**
      * Successful Response
@@ -3771,6 +4476,19 @@ export type TelemetryStreamData = {
     url: '/api/v1/stream';
 };
 
+export type TelemetryStreamErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type TelemetryStreamError = TelemetryStreamErrors[keyof TelemetryStreamErrors];
+
 export type TelemetryStreamResponses = {
     /**
      * Successful Response
@@ -3784,6 +4502,23 @@ export type TokensListTokensData = {
     query?: never;
     url: '/api/v1/tokens';
 };
+
+export type TokensListTokensErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+};
+
+export type TokensListTokensError = TokensListTokensErrors[keyof TokensListTokensErrors];
 
 export type TokensListTokensResponses = {
     /**
@@ -3802,6 +4537,26 @@ export type TokensCreateTokenData = {
 };
 
 export type TokensCreateTokenErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -3833,6 +4588,18 @@ export type TokensDeleteTokenData = {
 
 export type TokensDeleteTokenErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
      * Validation Error
      */
     422: HttpValidationError;
@@ -3856,6 +4623,27 @@ export type UsersListUsersData = {
     url: '/api/v1/users';
 };
 
+export type UsersListUsersErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+};
+
+export type UsersListUsersError = UsersListUsersErrors[keyof UsersListUsersErrors];
+
 export type UsersListUsersResponses = {
     /**
      * Successful Response
@@ -3873,6 +4661,30 @@ export type UsersCreateUserData = {
 };
 
 export type UsersCreateUserErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -3904,6 +4716,22 @@ export type UsersDeleteUserData = {
 
 export type UsersDeleteUserErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
      * Validation Error
      */
     422: HttpValidationError;
@@ -3933,6 +4761,30 @@ export type UsersUpdateUserData = {
 };
 
 export type UsersUpdateUserErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -3964,9 +4816,21 @@ export type UsersUnlockUserData = {
 
 export type UsersUnlockUserErrors = {
     /**
-     * No such user
+     * Not logged in: no valid session or API token
      */
-    404: unknown;
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
     /**
      * Validation Error
      */
@@ -3991,6 +4855,27 @@ export type VipGroupsListGroupsData = {
     url: '/api/v1/vip-groups';
 };
 
+export type VipGroupsListGroupsErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+};
+
+export type VipGroupsListGroupsError = VipGroupsListGroupsErrors[keyof VipGroupsListGroupsErrors];
+
 export type VipGroupsListGroupsResponses = {
     /**
      * Successful Response
@@ -4008,6 +4893,30 @@ export type VipGroupsCreateGroupData = {
 };
 
 export type VipGroupsCreateGroupErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
     /**
      * Validation Error
      */
@@ -4039,6 +4948,22 @@ export type VipGroupsDeleteGroupData = {
 
 export type VipGroupsDeleteGroupErrors = {
     /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
      * Validation Error
      */
     422: HttpValidationError;
@@ -4069,6 +4994,30 @@ export type VipGroupsUpdateGroupData = {
 
 export type VipGroupsUpdateGroupErrors = {
     /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
      * Validation Error
      */
     422: HttpValidationError;
@@ -4091,6 +5040,19 @@ export type TelemetryPrometheusData = {
     query?: never;
     url: '/metrics';
 };
+
+export type TelemetryPrometheusErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type TelemetryPrometheusError = TelemetryPrometheusErrors[keyof TelemetryPrometheusErrors];
 
 export type TelemetryPrometheusResponses = {
     /**

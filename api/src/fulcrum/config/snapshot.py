@@ -15,7 +15,7 @@ import ipaddress
 import json
 from typing import Annotated, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, model_validator
 
 from fulcrum.config.types import (
     CheckType,
@@ -25,6 +25,8 @@ from fulcrum.config.types import (
     Forwarding,
     Fwmark,
     HexString,
+    HostAddress,
+    JsonInteger,
     Hostname,
     HttpPath,
     InterfaceAddress,
@@ -61,19 +63,19 @@ class HealthCheck(Strict):
     type: CheckType = CheckType.TCP
     interval: Seconds = 1.0
     timeout: Seconds = 1.0
-    retries: Annotated[int, Field(ge=0, le=10)] = 1
+    retries: Annotated[int, Field(ge=0, le=10), JsonInteger] = 1
     retry_delay: Seconds = 0.5
     on_failure: FailureAction = FailureAction.REMOVE
     port: Port | None = None  # connect to this port instead of the backend's
     # HTTP / HTTPS
     http_path: HttpPath = "/"
-    http_status_codes: list[Annotated[int, Field(ge=100, le=599)]] = Field(
+    http_status_codes: list[Annotated[int, Field(ge=100, le=599), JsonInteger]] = Field(
         default_factory=lambda: [200], min_length=1, max_length=20
     )
     http_digest: Md5Digest | None = None
     http_host: Hostname | None = None
     # HTTPS: send SNI (the Host header's name). keepalived's SSL_GET does not verify certificates.
-    tls_sni: bool = False
+    tls_sni: StrictBool = False
     # DNS
     dns_query_type: DnsQueryType = DnsQueryType.SOA
     dns_query_name: Hostname = "."
@@ -81,7 +83,7 @@ class HealthCheck(Strict):
     smtp_helo_name: Hostname | None = None
     # UDP
     udp_payload: HexString | None = None
-    udp_require_reply: bool = False
+    udp_require_reply: StrictBool = False
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -100,19 +102,19 @@ class HealthCheck(Strict):
 
 
 class SorryServer(Strict):
-    address: IPAddress
+    address: HostAddress
     port: Port | None = None
 
 
 class Backend(Strict):
     """A real server. Weight 0 drains it: established connections finish, no new ones arrive."""
 
-    address: IPAddress
+    address: HostAddress
     port: Port | None = None  # None: the service's port (required for fwmark services)
     weight: Weight = 1
-    enabled: bool = True  # False: maintenance, not in IPVS at all
-    upper_threshold: Annotated[int, Field(ge=0, le=1_000_000)] = 0  # 0: unlimited
-    lower_threshold: Annotated[int, Field(ge=0, le=1_000_000)] = 0
+    enabled: StrictBool = True  # False: maintenance, not in IPVS at all
+    upper_threshold: Annotated[int, Field(ge=0, le=1_000_000), JsonInteger] = 0  # 0: unlimited
+    lower_threshold: Annotated[int, Field(ge=0, le=1_000_000), JsonInteger] = 0
     health_check: HealthCheck | None = None  # None: the service's check
     description: Description = ""
 
@@ -135,23 +137,23 @@ class Service(Strict):
 
     name: Name
     description: Description = ""
-    enabled: bool = True
-    address: IPAddress
+    enabled: StrictBool = True
+    address: HostAddress
     ports: list[Port] = Field(min_length=1, max_length=32)
     fwmark: Fwmark | None = None  # assigned by the control plane for multi-port services
     protocol: Protocol = Protocol.TCP
     scheduler: Scheduler = Scheduler.WLC
-    scheduler_fallback: bool = False  # sh/mh: skip overloaded or weight-0 servers
-    scheduler_port: bool = False  # sh/mh: hash the source port as well as the address
-    one_packet_scheduling: bool = False  # UDP: schedule every datagram separately
+    scheduler_fallback: StrictBool = False  # sh/mh: skip overloaded or weight-0 servers
+    scheduler_port: StrictBool = False  # sh/mh: hash the source port as well as the address
+    one_packet_scheduling: StrictBool = False  # UDP: schedule every datagram separately
     forwarding: Forwarding = Forwarding.NAT
     tunnel_type: TunnelType = TunnelType.IPIP
     tunnel_port: Port | None = None  # GUE only
-    one_arm: bool = False  # NAT: nftables SNAT so backends need no route via the appliance
+    one_arm: StrictBool = False  # NAT: nftables SNAT so backends need no route via the appliance
     snat_address: IPAddress | None = None  # one-arm source; None masquerades to the egress address
-    persistence_timeout: Annotated[int, Field(ge=1, le=86400 * 31)] | None = None
-    persistence_prefix: Annotated[int, Field(ge=1, le=128)] | None = None  # clients grouped by prefix
-    quorum: Annotated[int, Field(ge=1, le=1_000_000)] = 1
+    persistence_timeout: Annotated[int, Field(ge=1, le=86400 * 31), JsonInteger] | None = None
+    persistence_prefix: Annotated[int, Field(ge=1, le=128), JsonInteger] | None = None  # clients grouped by prefix
+    quorum: Annotated[int, Field(ge=1, le=1_000_000), JsonInteger] = 1
     sorry_server: SorryServer | None = None
     health_check: HealthCheck = Field(default_factory=HealthCheck)
     backends: list[Backend] = Field(default_factory=list, max_length=10_000)
@@ -243,10 +245,10 @@ class VipGroup(Strict):
     """A VRRP group: virtual addresses that move between the two nodes together."""
 
     name: Name
-    virtual_router_id: Annotated[int, Field(ge=1, le=255)]
+    virtual_router_id: Annotated[int, Field(ge=1, le=255), JsonInteger]
     addresses: list[InterfaceAddress] = Field(min_length=1, max_length=64)
-    advert_interval: Annotated[float, Field(ge=0.01, le=40.95)] = 0.1
-    preempt: bool = False
+    advert_interval: Annotated[StrictFloat, Field(ge=0.01, le=40.95)] = 0.1
+    preempt: StrictBool = False
 
     @model_validator(mode="after")
     def _centiseconds(self) -> Self:
@@ -270,10 +272,10 @@ class Node(Strict):
 
     name: Name = "fulcrum"
     vrrp_interface: InterfaceName = "eth0"
-    priority: Annotated[int, Field(ge=1, le=254)] = 100
+    priority: Annotated[int, Field(ge=1, le=254), JsonInteger] = 100
     unicast_source: IPAddress | None = None
     peer_address: IPAddress | None = None  # None: no peer (single node) unless multicast
-    multicast: bool = False
+    multicast: StrictBool = False
     sync_interface: InterfaceName | None = None  # IPVS connection sync; None: off
     # Where each VIP group's addresses live on this node, by group name (the NAT backends'
     # gateway on the backend side, say); groups not listed use vrrp_interface. Names of groups
@@ -310,6 +312,17 @@ class Firewall(Strict):
 
     management_ports: list[Port] = Field(default_factory=lambda: [22, 80, 443], max_length=16)
     management_allow: list[Network] = Field(default_factory=list, max_length=256)  # empty: anywhere
+
+    @model_validator(mode="after")
+    def _guarded_ports(self) -> Self:
+        # The allow-list restricts the management ports; with none it would silently restrict
+        # nothing (no rule is rendered), which is never what an operator listing networks wants.
+        if self.management_allow and not self.management_ports:
+            raise ValueError(
+                "management_ports: a management allow-list needs the ports it guards; "
+                "list them, or empty management_allow to allow management from anywhere"
+            )
+        return self
 
 
 class ConfigSnapshot(Strict):

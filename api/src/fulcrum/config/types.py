@@ -12,7 +12,8 @@ import ipaddress
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import AfterValidator, Field, PlainSerializer, PlainValidator, StringConstraints, WithJsonSchema
+from pydantic_core import PydanticCustomError
+from pydantic import AfterValidator, BeforeValidator, Field, PlainSerializer, PlainValidator, StrictFloat, StringConstraints, WithJsonSchema
 
 # A name an operator chooses: starts with a letter or digit, then letters, digits, '-', '_', '.'.
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$"
@@ -38,11 +39,25 @@ Md5Digest = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$", to_lower
 # Network interface names as the kernel accepts them (IFNAMSIZ 16, no '/', no whitespace).
 InterfaceName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,14}$")]
 
-Port = Annotated[int, Field(ge=1, le=65535)]
-Weight = Annotated[int, Field(ge=0, le=65535)]
+
+
+def _json_integer(value: object) -> object:
+    """JSON Schema's integer: 80 and 80.0, not true or "80" (which pydantic would otherwise take)."""
+    if isinstance(value, bool | str):
+        raise PydanticCustomError("int_type", "Input should be a valid integer")  # pydantic's own error
+    return value
+
+
+# After the bounds in an Annotated, so that the schema still states them (minimum, maximum):
+# Annotated[int, Field(ge=1), JsonInteger].
+JsonInteger = BeforeValidator(_json_integer)
+
+
+Port = Annotated[int, Field(ge=1, le=65535), JsonInteger]
+Weight = Annotated[int, Field(ge=0, le=65535), JsonInteger]
 # Fractional seconds are fine for keepalived timers; bounded so a typo cannot stall a checker.
-Seconds = Annotated[float, Field(ge=0.1, le=3600)]
-Fwmark = Annotated[int, Field(ge=1, le=0x7FFFFFFF)]
+Seconds = Annotated[StrictFloat, Field(ge=0.1, le=3600)]
+Fwmark = Annotated[int, Field(ge=1, le=0x7FFFFFFF), JsonInteger]
 
 
 def _reject_zone(
@@ -77,6 +92,43 @@ IPAddress = Annotated[
     WithJsonSchema({"type": "string", "format": "ip", "examples": ["192.0.2.10", "2001:db8::10"]}),
 ]
 
+_THIS_NETWORK = ipaddress.ip_network("0.0.0.0/8")
+_LIMITED_BROADCAST = ipaddress.ip_address("255.255.255.255")
+
+
+def special_address_reason(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    """Why `address` cannot be a VIP or a backend (None: it can). keepalived -t accepts all of
+    these, and then the service silently never works."""
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return f"an IPv4-mapped IPv6 address; write it as the IPv4 address {address.ipv4_mapped}"
+    if address.is_unspecified or (address.version == 4 and address in _THIS_NETWORK):
+        return "unspecified (0.0.0.0/8 or ::): it names no host"
+    if address.is_loopback:
+        return "a loopback address: traffic to it never leaves the host"
+    if address.is_multicast:
+        return "a multicast address: IPVS and VRRP need a unicast one"
+    if address == _LIMITED_BROADCAST:
+        return "the broadcast address"
+    if address.version == 6 and address.is_link_local:
+        return "an IPv6 link-local address: it is ambiguous without a zone, which is not accepted here"
+    return None
+
+
+def _usable_host(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    reason = special_address_reason(address)
+    if reason is not None:
+        mapped = getattr(address, "ipv4_mapped", None)  # Python before 3.13 prints it as hex
+        raise ValueError(f"{f'::ffff:{mapped}' if mapped else address} is {reason}")
+    return address
+
+
+# A VIP, a backend, a sorry server: an address a client's traffic can actually be sent to.
+HostAddress = Annotated[
+    IPAddress,
+    AfterValidator(_usable_host),
+    WithJsonSchema({"type": "string", "format": "ip", "examples": ["192.0.2.10", "2001:db8::10"]}),
+]
+
 
 def _normalise_network(value: str | ipaddress.IPv4Network | ipaddress.IPv6Network) -> str:
     """Accept '10.0.0.0/8', '2001:db8::/32' or a bare address; reject host bits set and zones."""
@@ -87,7 +139,16 @@ def _normalise_network(value: str | ipaddress.IPv4Network | ipaddress.IPv6Networ
 
 def _normalise_interface_address(value: str) -> str:
     """An address with its prefix length, as VRRP virtual addresses are written ('10.0.0.5/24')."""
-    return ipaddress.ip_interface(value).with_prefixlen
+    try:
+        interface = ipaddress.ip_interface(value)
+    except ValueError:
+        raise ValueError(f"{value[:64]!r} is not an address with a prefix length, such as 192.0.2.10/24") from None
+    _reject_zone(interface.ip)
+    _usable_host(interface.ip)
+    network = interface.network
+    if network.version == 4 and network.prefixlen <= 30 and interface.ip == network.broadcast_address:
+        raise ValueError(f"{interface.ip} is the broadcast address of {network}")
+    return interface.with_prefixlen
 
 
 Network = Annotated[str, AfterValidator(_normalise_network)]

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -9,6 +8,7 @@ from sqlalchemy import func, select
 from fulcrum.db import SessionDep
 from fulcrum.deps import Viewer
 from fulcrum.models import AuditEntry
+from fulcrum.routers.params import MAX_SQL_INT, Offset, Since
 from fulcrum.schemas.audit import AuditList, AuditRead
 
 router = APIRouter(prefix="/audit", tags=["audit"])
@@ -20,10 +20,10 @@ def list_audit(
     _: Viewer,
     action: Annotated[str | None, Query(max_length=64, description="prefix, e.g. 'service.'")] = None,
     username: Annotated[str | None, Query(max_length=64)] = None,
-    revision: int | None = None,
-    since: datetime | None = None,
+    revision: Annotated[int | None, Query(ge=1, le=MAX_SQL_INT)] = None,
+    since: Since = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
 ) -> AuditList:
     query = select(AuditEntry)
     if action:

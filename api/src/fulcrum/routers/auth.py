@@ -10,6 +10,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from fulcrum.db import SessionDep, writes_late
 from fulcrum.deps import SESSION_COOKIE, ActorDep, CurrentToken, CurrentUser, bearer, client_address, presented_token
 from fulcrum.ha.guard import Writer
+from fulcrum.openapi import STANDBY_REFUSAL, error
 from fulcrum.schemas.auth import LoginRequest, LoginResponse, Me, PasswordChange, SetupRequest, SetupStatus, UserRead
 from fulcrum.services import auth, users
 
@@ -51,7 +52,10 @@ async def setup(body: SetupRequest, request: Request, response: Response, sessio
 @router.post(
     "/auth/login",
     summary="Log in; sets a session cookie and returns the same token",
-    responses={401: {"description": "Wrong username or password"}, 429: {"description": "Too many failed logins for this account or from this address; the message says how long to wait"}},
+    responses={
+        401: error("Wrong username or password"),
+        429: error("Too many failed logins for this account or from this address; the message says how long to wait"),
+    },
 )
 @writes_late
 async def login(body: LoginRequest, request: Request, response: Response, session: SessionDep) -> LoginResponse:
@@ -83,6 +87,7 @@ def me(request: Request, user: CurrentUser) -> Me:
     "/auth/password",
     status_code=status.HTTP_204_NO_CONTENT,
     summary="Change your own password; your other sessions and your API tokens are revoked",
+    responses=STANDBY_REFUSAL,
 )
 @writes_late
 async def change_password(body: PasswordChange, session: SessionDep, token: CurrentToken, actor: ActorDep, _writer: Writer) -> None:

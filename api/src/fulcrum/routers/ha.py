@@ -6,6 +6,8 @@ from fastapi import APIRouter, Depends, Request, status
 from sqlalchemy.orm import Session
 
 from fulcrum.db import SessionDep
+from fulcrum.openapi import NOT_FOUND, STANDBY_REFUSAL
+from fulcrum.routers.params import RowId
 from fulcrum.deps import ActorDep, Admin, ApplierDep, Operator, Viewer
 from fulcrum.ha import handover, membership, replication, view
 from fulcrum.ha.guard import require_writer
@@ -35,9 +37,9 @@ from fulcrum.services import ha_config
 from fulcrum.services.candidate import list_vip_groups
 
 # VIP groups and the firewall are shared configuration: only the writer of a pair edits them.
-vip_groups = APIRouter(prefix="/vip-groups", tags=["vip-groups"], dependencies=[Depends(require_writer)])
+vip_groups = APIRouter(prefix="/vip-groups", tags=["vip-groups"], dependencies=[Depends(require_writer)], responses={**NOT_FOUND, **STANDBY_REFUSAL})
 node = APIRouter(prefix="/node", tags=["node"])
-firewall = APIRouter(prefix="/firewall", tags=["firewall"], dependencies=[Depends(require_writer)])
+firewall = APIRouter(prefix="/firewall", tags=["firewall"], dependencies=[Depends(require_writer)], responses=STANDBY_REFUSAL)
 
 
 @vip_groups.get("", summary="List VIP groups (VRRP instances)")
@@ -52,12 +54,12 @@ def create_group(body: VipGroupCreate, session: SessionDep, _: Admin, actor: Act
 
 
 @vip_groups.patch("/{group_id}", summary="Change a VIP group")
-def update_group(group_id: int, body: VipGroupUpdate, session: SessionDep, _: Admin, actor: ActorDep) -> VipGroupRead:  # type: ignore[valid-type]
+def update_group(group_id: RowId, body: VipGroupUpdate, session: SessionDep, _: Admin, actor: ActorDep) -> VipGroupRead:  # type: ignore[valid-type]
     return VipGroupRead.model_validate(ha_config.update_vip_group(session, actor, group_id, body))
 
 
 @vip_groups.delete("/{group_id}", status_code=status.HTTP_204_NO_CONTENT, summary="Delete a VIP group")
-def delete_group(group_id: int, session: SessionDep, _: Admin, actor: ActorDep) -> None:
+def delete_group(group_id: RowId, session: SessionDep, _: Admin, actor: ActorDep) -> None:
     ha_config.delete_vip_group(session, actor, group_id)
 
 

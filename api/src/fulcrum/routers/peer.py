@@ -18,6 +18,7 @@ from fulcrum.ha.nonces import StoredNonces
 from fulcrum.ha.pairing import current_pairing
 from fulcrum.ha.peer_auth import PeerAuthError, verify_request
 from fulcrum.ha.runtime import HaRuntime
+from fulcrum.routers.params import MiB
 from fulcrum.schemas.ha import MaintenanceState
 from fulcrum.services import audit
 from fulcrum.services.ha_config import get_node
@@ -81,7 +82,8 @@ def get_config(_: Peer, session: SessionDep) -> wire.ConfigPush:
     return payload
 
 
-@router.post("/config", summary="Take the peer's shared configuration if it is ahead")
+# The whole shared configuration and every user in one body.
+@router.post("/config", summary="Take the peer's shared configuration if it is ahead", max_body_size=64 * MiB)
 def receive_config(_lock: CommitLock, body: wire.ConfigPush, caller: Peer, request: Request, session: SessionDep, applier: ApplierDep) -> wire.ConfigReply:
     return replication.accept(session, _runtime(request), applier, body, caller.actor.source)
 

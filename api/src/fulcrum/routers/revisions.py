@@ -5,8 +5,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, status
 
 from fulcrum.db import SessionDep
+from fulcrum.openapi import error
 from fulcrum.deps import ActorDep, ApplierDep, CommitLock, Operator, Viewer
 from fulcrum.ha.guard import CommitAllowed, Writer
+from fulcrum.routers.params import MAX_SQL_INT, Offset, RevisionNumber
 from fulcrum.schemas.revisions import (
     CommitRequest,
     Diff,
@@ -24,6 +26,7 @@ _APPLY_ERRORS: dict[int | str, dict[str, Any]] = {
     409: {"description": "Nothing to commit, a confirmation is pending, applying failed and was rolled back, or this node is a standby (code standby_read_only)"},
     422: {"description": "keepalived or nft rejected the rendered configuration; nothing changed"},
 }
+_NOT_FOUND = {404: error("No such revision")}
 
 
 @router.get("/changes", summary="Uncommitted changes and what applying them would do")
@@ -36,7 +39,7 @@ def list_revisions(
     session: SessionDep,
     _: Viewer,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
 ) -> RevisionsList:
     rows, total = revisions.list_revisions(session, limit, offset)
     return RevisionsList(data=[RevisionRead.model_validate(r) for r in rows], count=total)
@@ -52,18 +55,18 @@ def commit(_lock: CommitLock, body: CommitRequest, session: SessionDep, _: Opera
     return RevisionRead.model_validate(revisions.commit(session, actor, applier, body.message, body.confirm_within))
 
 
-@router.get("/revisions/diff", summary="Diff two revisions (omit `to` for the candidate, `from` for empty)")
+@router.get("/revisions/diff", summary="Diff two revisions (omit `to` for the candidate, `from` for empty)", responses=_NOT_FOUND)
 def diff(
     session: SessionDep,
     _: Viewer,
-    from_: Annotated[int | None, Query(alias="from", ge=1)] = None,
-    to: Annotated[int | None, Query(ge=1)] = None,
+    from_: Annotated[int | None, Query(alias="from", ge=1, le=MAX_SQL_INT)] = None,
+    to: Annotated[int | None, Query(ge=1, le=MAX_SQL_INT)] = None,
 ) -> Diff:
     return revisions.diff(session, from_, to)
 
 
-@router.get("/revisions/{number}", summary="Show a revision with its snapshot")
-def get_revision(number: int, session: SessionDep, _: Viewer) -> RevisionDetail:
+@router.get("/revisions/{number}", summary="Show a revision with its snapshot", responses=_NOT_FOUND)
+def get_revision(number: RevisionNumber, session: SessionDep, _: Viewer) -> RevisionDetail:
     row = revisions.get_revision(session, number)
     snapshot = revisions.snapshot_of(row)
     assert snapshot is not None
@@ -74,13 +77,13 @@ def get_revision(number: int, session: SessionDep, _: Viewer) -> RevisionDetail:
     "/revisions/{number}/rollback",
     status_code=status.HTTP_201_CREATED,
     summary="Commit revision N's configuration again as a new revision",
-    responses=_APPLY_ERRORS,
+    responses={**_APPLY_ERRORS, **_NOT_FOUND},
 )
-def rollback(_lock: CommitLock, number: int, body: RollbackRequest, session: SessionDep, _: Operator, actor: ActorDep, applier: ApplierDep, _writer: Writer) -> RevisionRead:
+def rollback(_lock: CommitLock, number: RevisionNumber, body: RollbackRequest, session: SessionDep, _: Operator, actor: ActorDep, applier: ApplierDep, _writer: Writer) -> RevisionRead:
     revision = revisions.rollback(session, actor, applier, number, body.message, body.confirm_within, body.discard_changes)
     return RevisionRead.model_validate(revision)
 
 
-@router.post("/revisions/{number}/confirm", summary="Confirm a commit-confirmed revision so it stays")
-def confirm(_lock: CommitLock, number: int, session: SessionDep, _: Operator, actor: ActorDep) -> RevisionRead:
+@router.post("/revisions/{number}/confirm", summary="Confirm a commit-confirmed revision so it stays", responses={**_NOT_FOUND, 409: error("The revision is not awaiting confirmation")})
+def confirm(_lock: CommitLock, number: RevisionNumber, session: SessionDep, _: Operator, actor: ActorDep) -> RevisionRead:
     return RevisionRead.model_validate(revisions.confirm(session, actor, number))

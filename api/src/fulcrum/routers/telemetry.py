@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 from fulcrum.db import SessionDep
 from fulcrum.deps import Viewer
 from fulcrum.models import Event, Revision
+from fulcrum.routers.params import Offset, Since
 from fulcrum.schemas.telemetry import EventRead, EventsList, Series, SeriesPoint, StatsSnapshot
 from fulcrum.services import revisions
 from fulcrum.telemetry import metrics
@@ -69,9 +70,9 @@ def list_events(
     _: Viewer,
     kind: Annotated[str | None, Query(max_length=32)] = None,
     service: Annotated[str | None, Query(max_length=63)] = None,
-    since: datetime | None = None,
+    since: Since = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
 ) -> EventsList:
     query = select(Event)
     if kind:

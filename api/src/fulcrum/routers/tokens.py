@@ -3,11 +3,13 @@ from __future__ import annotations
 from fastapi import APIRouter, status
 
 from fulcrum.db import SessionDep
+from fulcrum.openapi import NOT_FOUND
+from fulcrum.routers.params import RowId
 from fulcrum.deps import ActorDep, Viewer
 from fulcrum.schemas.auth import TokenCreate, TokenCreated, TokenRead, TokensList
 from fulcrum.services import users
 
-router = APIRouter(prefix="/tokens", tags=["tokens"])
+router = APIRouter(prefix="/tokens", tags=["tokens"], responses=NOT_FOUND)
 
 
 @router.get("", summary="Your API tokens")
@@ -23,5 +25,5 @@ def create_token(body: TokenCreate, session: SessionDep, user: Viewer, actor: Ac
 
 
 @router.delete("/{token_id}", status_code=status.HTTP_204_NO_CONTENT, summary="Revoke an API token")
-def delete_token(token_id: int, session: SessionDep, user: Viewer, actor: ActorDep) -> None:
+def delete_token(token_id: RowId, session: SessionDep, user: Viewer, actor: ActorDep) -> None:
     users.delete_token(session, actor, user, token_id)

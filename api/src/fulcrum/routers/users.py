@@ -3,13 +3,15 @@ from __future__ import annotations
 from fastapi import APIRouter, status
 
 from fulcrum.db import SessionDep
+from fulcrum.openapi import NOT_FOUND, STANDBY_REFUSAL
+from fulcrum.routers.params import RowId
 from fulcrum.deps import ActorDep, Admin
 from fulcrum.models import User
 from fulcrum.schemas.auth import ManagedUser, UserCreate, UserRead, UsersList, UserUpdate
 from fulcrum.services import users
 from fulcrum.services.login_throttle import Lockout
 
-router = APIRouter(prefix="/users", tags=["users"])
+router = APIRouter(prefix="/users", tags=["users"], responses={**NOT_FOUND, **STANDBY_REFUSAL})
 
 
 def _managed(user: User, lockouts: dict[str, Lockout]) -> ManagedUser:
@@ -30,16 +32,16 @@ def create_user(body: UserCreate, session: SessionDep, _: Admin, actor: ActorDep
 
 
 @router.patch("/{user_id}", summary="Change a user's role, password or disabled flag")
-def update_user(user_id: int, body: UserUpdate, session: SessionDep, _: Admin, actor: ActorDep) -> UserRead:
+def update_user(user_id: RowId, body: UserUpdate, session: SessionDep, _: Admin, actor: ActorDep) -> UserRead:
     return UserRead.model_validate(users.update_user(session, actor, user_id, body))
 
 
-@router.post("/{user_id}/unlock", summary="Let a locked-out account try to log in again now", responses={404: {"description": "No such user"}})
-def unlock_user(user_id: int, session: SessionDep, _: Admin, actor: ActorDep) -> ManagedUser:
+@router.post("/{user_id}/unlock", summary="Let a locked-out account try to log in again now")
+def unlock_user(user_id: RowId, session: SessionDep, _: Admin, actor: ActorDep) -> ManagedUser:
     user = users.unlock_user(session, actor, user_id)
     return _managed(user, users.lockouts(session, [user]))
 
 
 @router.delete("/{user_id}", status_code=status.HTTP_204_NO_CONTENT, summary="Delete a user")
-def delete_user(user_id: int, session: SessionDep, _: Admin, actor: ActorDep) -> None:
+def delete_user(user_id: RowId, session: SessionDep, _: Admin, actor: ActorDep) -> None:
     users.delete_user(session, actor, user_id)

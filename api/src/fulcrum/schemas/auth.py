@@ -7,6 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
+from fulcrum.config.types import JsonInteger
 from fulcrum.models.user import Role
 
 Username = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")]
@@ -62,7 +63,7 @@ class UserUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     password: Password | None = None
     role: Role | None = None
-    disabled: bool | None = None
+    disabled: StrictBool | None = None
 
 
 class ManagedUser(UserRead):
@@ -90,7 +91,7 @@ class PasswordChange(BaseModel):
 class TokenCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$")]
-    expires_in_days: int | None = Field(default=None, ge=1, le=3650)
+    expires_in_days: Annotated[int, Field(ge=1, le=3650), JsonInteger] | None = None
 
 
 class TokenRead(BaseModel):

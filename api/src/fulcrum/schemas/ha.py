@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
 from fulcrum.config import snapshot
 from fulcrum.schemas._partial import derived_model
@@ -176,7 +176,7 @@ class ResolveRequest(BaseModel):
 
 class MaintenanceRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    enabled: bool
+    enabled: StrictBool
 
 
 class MaintenanceState(BaseModel):

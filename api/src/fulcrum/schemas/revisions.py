@@ -2,10 +2,11 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
+from fulcrum.config.types import JsonInteger
 from fulcrum.models.revision import RevisionState
 
 
@@ -13,12 +14,12 @@ class CommitRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     message: str = Field(default="", max_length=500)
     # Commit-confirmed: roll back automatically unless confirmed within this many seconds.
-    confirm_within: int | None = Field(default=None, ge=10, le=3600)
+    confirm_within: Annotated[int, Field(ge=10, le=3600), JsonInteger] | None = None
 
 
 class RollbackRequest(CommitRequest):
     # Rolling back replaces the candidate configuration; uncommitted edits are lost.
-    discard_changes: bool = False
+    discard_changes: StrictBool = False
 
 
 class RevisionRead(BaseModel):

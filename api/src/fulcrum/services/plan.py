@@ -244,6 +244,13 @@ def warnings(snapshot: ConfigSnapshot) -> list[str]:
     """Things that are valid but probably not what the operator wants."""
     found: list[str] = []
     vips = [ipaddress.ip_interface(a).ip for g in snapshot.vip_groups for a in g.addresses]
+    # Addresses of the pair itself: traffic sent there reaches an appliance, not a backend.
+    own = {
+        address: what
+        for address, what in [(snapshot.node.unicast_source, "this node's VRRP address"), (snapshot.node.peer_address, "the peer node's address")]
+        if address is not None
+    }
+    own.update({vip: "a VIP of this appliance" for vip in vips})
     for s in snapshot.services:
         if not s.enabled:
             continue
@@ -255,6 +262,11 @@ def warnings(snapshot: ConfigSnapshot) -> list[str]:
         weight = sum(b.weight for b in s.backends if b.enabled)
         if live and s.quorum > weight:
             found.append(f"service {s.name}: quorum {s.quorum} exceeds the enabled weight {weight}; it acts as {weight}")
+        for b in s.backends:
+            if b.address == s.address:
+                found.append(f"service {s.name}: backend {b.address} is the service's own address; it would balance to itself")
+            elif b.address in own:
+                found.append(f"service {s.name}: backend {b.address} is {own[b.address]}, not a real server")
         if s.address not in vips:
             found.append(
                 f"service {s.name}: {s.address} is in no VIP group, so this appliance does not bring it up; "

@@ -1,0 +1,112 @@
+"""Requests a client controls must never cost the appliance much or answer 5xx: bodies are
+bounded, 422s do not echo what was sent, and numbers beyond SQLite's integers are refused."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fastapi.testclient import TestClient
+
+from fulcrum.routers.params import DEFAULT_MAX_BODY, MiB
+
+BIG_ID = 2**63
+
+
+def test_a_body_announced_too_large_is_refused_before_it_is_read(anon: TestClient) -> None:
+    body = b'{"username": "admin", "password": "' + b"x" * (20 * MiB) + b'"}'
+    response = anon.post("/api/v1/auth/login", content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 413
+    assert response.text == "Content Too Large"  # Starlette's own answer when the length is announced
+
+
+def test_a_streamed_body_is_cut_off_at_the_limit(anon: TestClient) -> None:
+
+
+    def chunks():  # no Content-Length: the middleware has to count
+        yield b'{"username": "admin", "password": "'
+        for _ in range(64):
+            yield b"x" * (64 * 1024)
+        yield b'"}'
+
+    response = anon.post("/api/v1/auth/login", content=chunks(), headers={"Content-Type": "application/json"})
+    assert response.status_code == 413
+    assert response.json() == {"detail": "Content Too Large"}
+
+
+def test_a_route_can_accept_more_than_the_default(client: TestClient) -> None:
+    backends = [{"address": f"198.51.{i // 250}.{i % 250 + 1}", "description": "b" * 150} for i in range(8000)]
+    body = json.dumps({"name": "bulk", "address": "192.0.2.10", "ports": [80], "backends": backends})
+    assert len(body) > DEFAULT_MAX_BODY
+    created = client.post("/api/v1/services", content=body, headers={"Content-Type": "application/json"})
+    assert created.status_code == 201, created.text[:300]
+    assert len(created.json()["backends"]) == 8000
+    assert client.post("/api/v1/vip-groups", content=body, headers={"Content-Type": "application/json"}).status_code == 413
+
+
+def test_a_validation_error_does_not_echo_the_input(anon: TestClient) -> None:
+    response = anon.post("/api/v1/auth/login", json={"username": "admin", "password": "y" * 900_000})
+    assert response.status_code == 422
+    assert len(response.content) < 2000
+    [error] = response.json()["detail"]
+    assert error["loc"] == ["body", "password"]
+    assert "input" not in error and error["type"] == "string_too_long"
+
+
+def test_a_huge_unknown_field_name_is_not_echoed_in_full(anon: TestClient) -> None:
+    response = anon.post("/api/v1/auth/login", json={"username": "a", "password": "b", "k" * 500_000: 1})
+    assert response.status_code == 422
+    assert len(response.content) < 2000
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+def test_nan_in_a_body_is_a_422_without_logging_in(anon: TestClient, literal: str) -> None:
+    body = '{"username": "admin", "password": %s}' % literal
+    response = anon.post("/api/v1/auth/login", content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 422
+    assert [e["loc"] for e in response.json()["detail"]] == [["body", "password"]]
+
+
+def test_nan_as_a_number_is_refused_with_its_field(client: TestClient) -> None:
+    body = '{"name": "g", "virtual_router_id": 1, "addresses": ["192.0.2.10/24"], "advert_interval": NaN}'
+    response = client.post("/api/v1/vip-groups", content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["body", "advert_interval"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", f"/services/{BIG_ID}"),
+        ("PATCH", f"/services/{BIG_ID}"),
+        ("DELETE", f"/services/{BIG_ID}"),
+        ("GET", f"/services/{BIG_ID}/health-check"),
+        ("GET", f"/services/1/backends/{BIG_ID}"),
+        ("GET", f"/services/{BIG_ID}/backends"),
+        ("DELETE", f"/vip-groups/{BIG_ID}"),
+        ("PATCH", f"/users/{BIG_ID}"),
+        ("DELETE", f"/users/{BIG_ID}"),
+        ("DELETE", f"/tokens/{BIG_ID}"),
+        ("GET", f"/revisions/{BIG_ID}"),
+        ("POST", f"/revisions/{BIG_ID}/confirm"),
+        ("GET", f"/revisions?offset={BIG_ID}"),
+        ("GET", f"/revisions/diff?from={BIG_ID}"),
+        ("GET", f"/events?offset={BIG_ID}"),
+        ("GET", f"/audit?offset={BIG_ID}"),
+        ("GET", f"/audit?revision={BIG_ID}"),
+    ],
+)
+def test_numbers_beyond_64_bits_are_a_422_naming_the_parameter(client: TestClient, method: str, path: str) -> None:
+    response = client.request(method, f"/api/v1{path}", json={} if method in ("PATCH", "POST") else None)
+    assert response.status_code == 422, response.text
+    locations = [e["loc"] for e in response.json()["detail"]]
+    assert any(loc[0] in ("path", "query") and loc[-1] != "body" for loc in locations), locations
+
+
+@pytest.mark.parametrize("since", ["0.5", "1700000000", "yesterday"])
+def test_since_takes_an_iso_time_not_a_timestamp(client: TestClient, since: str) -> None:
+    for path in ("/api/v1/events", "/api/v1/audit"):
+        response = client.get(path, params={"since": since})
+        assert response.status_code == 422
+        assert response.json()["detail"][0]["loc"] == ["query", "since"]
+    assert client.get("/api/v1/audit", params={"since": "2026-01-31T12:00:00Z"}).status_code == 200
