@@ -132,7 +132,20 @@ def test_roles_come_from_the_data_plane_when_notifications_are_lost(pair):
 
     lab.defer(restore_fifo)
     told = {e["id"] for e in lb2.api.events(kind="vrrp_state")}
+    handed_back = False
+
+    def hand_back_to_lb1() -> None:  # lb1 out of maintenance takes the VIPs again (the next tests start there)
+        nonlocal handed_back
+        if handed_back:
+            return
+        handed_back = True
+        pair.maintenance(lb1, False)
+        lab.wait_until(lambda: status(lb1)["node"]["role"] == "standby", 120, what="lb1 back as standby")
+        lb1.api.post("/ha/make-active")
+        pair.wait_single_master(120, node=lb1)
+
     pair.maintenance(lb1, True)
+    lab.defer(hand_back_to_lb1)
     lab.wait_until(lambda: lb2.vips() == set(ALL_VIPS), 120, what="lb2 to hold every VIP")
     held = time.monotonic()
     lab.wait_until(lambda: status(lb2)["node"]["role"] == "active", READBACK_DEADLINE, what="lb2 to report itself active")
@@ -149,11 +162,7 @@ def test_roles_come_from_the_data_plane_when_notifications_are_lost(pair):
                               READBACK_DEADLINE, what="the data plane's MASTER recorded on lb2")
     assert {e["detail"]["name"] for e in recorded} == {"VG_front", "VG_front2", "VG_gateway"}, recorded
     assert not [e for e in lb2.api.events(kind="vrrp_state") if e["id"] not in told and "source" not in e["detail"]]
-    # Hand back: lb1 out of maintenance takes the VIPs again.
-    pair.maintenance(lb1, False)
-    lab.wait_until(lambda: status(lb1)["node"]["role"] == "standby", 120, what="lb1 back as standby")
-    lb1.api.post("/ha/make-active")
-    pair.wait_single_master(120, node=lb1)
+    hand_back_to_lb1()
     lab.wait_until(lambda: status(lb2)["node"]["role"] == "standby" and status(lb1)["active"]["name"] == "lb1",
                    READBACK_DEADLINE, what="lb2 standby, lb1 active again")
 

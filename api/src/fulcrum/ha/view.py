@@ -91,13 +91,16 @@ def _groups(view: LocalView) -> list[GroupState]:
     return [GroupState(name=g.name, state=g.state, since=g.since, vips_held=list(g.vips_held)) for g in view.groups]  # type: ignore[arg-type]
 
 
-def active_node(view: LocalView, peer: HaPeer | None) -> ActiveNode:
+def active_node(view: LocalView, peer: HaPeer | None, split_brain_confirmed: bool) -> ActiveNode:
     """Who holds the VIPs: this node by its own data plane; the peer by its last answer, while it
-    answers (an unreachable peer's last word is not evidence of what it does now)."""
+    answers (an unreachable peer's last word is not evidence of what it does now).
+
+    Both active is a split brain only once the split-brain watch has confirmed it: right after a
+    takeover the peer's last answer (up to one poll old) still says it is active."""
     here = view.role in ("active", "standalone") and any(g.state == "MASTER" for g in view.groups)
     there = peer is not None and peer.reachable and peer.role == "active"
     if here:
-        return ActiveNode(name=view.name, local=True, url=None, split_brain=there)
+        return ActiveNode(name=view.name, local=True, url=None, split_brain=there and split_brain_confirmed)
     if there:
         assert peer is not None
         return ActiveNode(name=peer.name, local=False, url=peer.url, split_brain=False)
@@ -176,7 +179,7 @@ def ha_status(session: Session, runtime: HaRuntime) -> HaStatus:
                 role_unknown_alarm=runtime.local.role_alarm and unknown,
             ),
             peer=peer,
-            active=active_node(view, peer),
+            active=active_node(view, peer, split.active),
             sync=HaSync(
                 state=sync_state,  # type: ignore[arg-type]
                 local_revision=view.head.revision if view.head else None,
