@@ -4,27 +4,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from sqlalchemy.orm import Session
 
-from fulcrum import migrate
-from fulcrum.db import make_engine
 from fulcrum.ha import pairing
 from fulcrum.models._types import utcnow
 
-
-@pytest.fixture
-def session(tmp_path: Path) -> Iterator[Session]:
-    url = f"sqlite:///{tmp_path / 'ha.db'}"
-    migrate.upgrade(url)
-    engine = make_engine(url)
-    with Session(engine) as session:
-        yield session
-    engine.dispose()
 
 
 def test_both_sides_derive_the_same_key_and_it_depends_on_the_exchange() -> None:

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from sqlalchemy.orm import Session
 
-from fulcrum import migrate
-from fulcrum.db import make_engine
 from fulcrum.ha import clock
 from fulcrum.ha.nonces import StoredNonces
 from fulcrum.models.ha import PeerNonce
@@ -28,15 +24,6 @@ KEY = bytes(range(32))
 PATH = "/api/v1/peer/config"
 BODY = b'{"shared": {}}'
 
-
-@pytest.fixture
-def session(tmp_path: Path) -> Iterator[Session]:
-    url = f"sqlite:///{tmp_path / 'nonces.db'}"
-    migrate.upgrade(url)
-    engine = make_engine(url)
-    with Session(engine) as session:
-        yield session
-    engine.dispose()
 
 
 def headers_of(signed) -> dict[str, str]:  # type: ignore[no-untyped-def]
