@@ -135,9 +135,12 @@ def test_maintenance_hands_over_with_a_priority_zero_advert(pair):
 
 
 def _conn_entries(node: Node, client_port: int) -> list[str]:
-    """Lines of the node's IPVS connection table for the client's port (synced ones included)."""
+    """Lines of the node's IPVS connection table for an open session from the client's port
+    (synced ones included). Only ESTABLISHED entries count: an earlier, closed session that the
+    client happened to open from the same port leaves a TIME_WAIT entry for two minutes."""
     table = netns.proc_net(node.host, "ip_vs_conn")
-    return [line for line in table.splitlines()[1:] if line.split()[2] == f"{client_port:04X}"]
+    return [line for line in table.splitlines()[1:]
+            if (fields := line.split())[2] == f"{client_port:04X}" and fields[7] == "ESTABLISHED"]
 
 
 def _assert_reset(sock: socket.socket) -> None:
