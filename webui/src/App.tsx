@@ -45,7 +45,9 @@ setUnauthorizedHandler(() => queryClient.setQueryData(authKeys.me, null));
 export function App() {
   return (
     <MantineProvider theme={theme} defaultColorScheme="auto">
-      <Notifications position="top-right" />
+      {/* Live events arrive as toasts; under the modals' layer (200) they no longer cover a dialog
+          (the failover drill's result) while still showing above the page and its header. */}
+      <Notifications position="top-right" zIndex={150} />
       <QueryClientProvider client={queryClient}>
         <ModalsProvider>
         <BrowserRouter>

@@ -189,7 +189,8 @@ function ImportResult({
                 <Table.Tr key={i}>
                   <Table.Td className="num" style={{ whiteSpace: 'nowrap' }}>{r.file === mainFile ? r.line : `${r.file}:${r.line}`}</Table.Td>
                   <Table.Td className="mono" maw={320}><Text size="xs" truncate title={r.text}>{r.text}</Text></Table.Td>
-                  <Table.Td><Badge size="sm" variant="light" color={OUTCOME[r.outcome].color}>{OUTCOME[r.outcome].label}</Badge></Table.Td>
+                  {/* A badge's label ellipsises; the column keeps room for the longest, "not imported". */}
+                  <Table.Td miw={124}><Badge size="sm" variant="light" color={OUTCOME[r.outcome].color}>{OUTCOME[r.outcome].label}</Badge></Table.Td>
                   <Table.Td><Text size="sm">{r.detail}</Text></Table.Td>
                 </Table.Tr>
               ))}
