@@ -14,7 +14,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from fulcrum import __version__, migrate, openapi
-from fulcrum.db import make_engine, make_sessionmaker, protect_database_file, unit_of_work
+from fulcrum.db import begin_write, make_engine, make_sessionmaker, protect_database_file, unit_of_work
 from fulcrum.errors import install_error_handler
 from fulcrum.ha.asgi import SignPeerResponses
 from fulcrum.ha.guard import require_writer
@@ -23,7 +23,6 @@ from fulcrum.ha.watcher import Watcher
 from fulcrum.routers import audit, auth, backends, console, ha, imports, peer, revisions, services, status, telemetry, tokens, users
 from fulcrum.routers.params import DEFAULT_MAX_BODY
 from fulcrum.services import revisions as revision_service
-from fulcrum.db import begin_write
 from fulcrum.services.auth import TokenUsage
 from fulcrum.services.dataplane import make_applier
 from fulcrum.apply.client import Applier
