@@ -28,6 +28,22 @@ def test_changing_your_own_password_needs_the_current_one(client: TestClient) ->
     assert any(e["action"] == "user.password" and e["target"] == "otto" for e in client.get("/api/v1/audit").json()["data"])
 
 
+def test_a_stolen_session_cannot_guess_the_password_faster_than_the_login_page(client: TestClient) -> None:
+    operator = login_as(client, "otto", "operator")
+    guess = {"current_password": "a guess", "new_password": NEW_PASSWORD}
+    answers = [operator.post("/api/v1/auth/password", json=guess).status_code for _ in range(7)]
+    # The same five free tries as a login, then the wait; the session itself stays valid.
+    assert answers == [422] * 5 + [429] * 2
+    assert operator.get("/api/v1/auth/me").status_code == 200
+    # Even the right password waits now, and the login page shares the count.
+    right = {"current_password": PASSWORD, "new_password": NEW_PASSWORD}
+    assert operator.post("/api/v1/auth/password", json=right).status_code == 429
+    fresh = TestClient(client.app, base_url="http://testserver")
+    assert fresh.post("/api/v1/auth/login", json={"username": "otto", "password": PASSWORD}).status_code == 429
+    failures = [e for e in client.get("/api/v1/audit").json()["data"] if e["action"] == "user.password"]
+    assert len(failures) == 5 and not any(e["success"] for e in failures)
+
+
 def _second_session_and_a_token(client: TestClient, username: str) -> tuple[TestClient, TestClient]:
     other = TestClient(client.app, base_url="http://testserver")
     other.headers["Authorization"] = "Bearer " + other.post("/api/v1/auth/login", json={"username": username, "password": PASSWORD}).json()["token"]

@@ -80,6 +80,17 @@ class ConfigInvalid(AppError):
         return {"detail": self.errors}
 
 
+class WrongCurrentPassword(ConfigInvalid):
+    """A wrong current password on a password change: a 422 at the field (the session itself is
+    fine, and clients treat 401 as "signed out"), recorded like a failed login so that a stolen
+    session cannot be used to guess the password faster than the login page allows."""
+
+    keep_changes = True
+
+    def __init__(self) -> None:
+        super().__init__([{"loc": ["body", "current_password"], "msg": "the current password is wrong", "type": "value_error"}])
+
+
 class ApplyRejected(AppError):
     """The real validators (keepalived -t, nft -c) rejected the rendered configuration."""
 

@@ -87,7 +87,10 @@ def me(request: Request, user: CurrentUser) -> Me:
     "/auth/password",
     status_code=status.HTTP_204_NO_CONTENT,
     summary="Change your own password; your other sessions and your API tokens are revoked",
-    responses=STANDBY_REFUSAL,
+    responses={
+        **STANDBY_REFUSAL,
+        429: error("Too many wrong passwords for this account or from this address; the message says how long to wait"),
+    },
 )
 @writes_late
 async def change_password(body: PasswordChange, session: SessionDep, token: CurrentToken, actor: ActorDep, _writer: Writer) -> None:

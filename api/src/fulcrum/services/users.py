@@ -9,8 +9,7 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from fulcrum.db import begin_write
-
-from fulcrum.errors import ConfigInvalid, Conflict, Forbidden, NotFound
+from fulcrum.errors import Conflict, Forbidden, NotFound, WrongCurrentPassword
 from fulcrum.models import AuthToken, Role, TokenKind, User
 from fulcrum.schemas.auth import PasswordChange, TokenCreate, UserCreate, UserUpdate
 from fulcrum.services import audit, login_throttle
@@ -89,12 +88,22 @@ async def change_own_password(session: Session, actor: audit.Actor, current: Aut
     session and API token of the user is revoked (whoever changes a password may fear it leaked),
     and the one this request came with too unless `keep_this_session`."""
     user_id, verified_hash, current_id = current.user_id, current.user.password_hash, current.id
+    username = current.user.username
+    await run_in_threadpool(login_throttle.check, session, actor.source, username)
     if not await check_password_off_lock(session, verified_hash, request.current_password):
-        # A 422 at the field, not a 401: the session is fine, and clients treat 401 as "signed out".
-        raise ConfigInvalid([{"loc": ["body", "current_password"], "msg": "the current password is wrong", "type": "value_error"}])
+        await run_in_threadpool(_wrong_current_password, session, actor, username)
+        raise WrongCurrentPassword()
     new_hash = await hash_password_off_lock(request.new_password)
     keep = current_id if request.keep_this_session else None
     await run_in_threadpool(_store_own_password, session, actor, user_id, verified_hash, new_hash, keep)
+
+
+def _wrong_current_password(session: Session, actor: audit.Actor, username: str) -> None:
+    begin_write(session)
+    # Re-checked under the write lock, as a login is: concurrent guesses get no more answers.
+    login_throttle.check(session, actor.source, username)
+    login_throttle.failed(session, actor.source, username)
+    audit.record(session, actor, "user.password", username, success=False)
 
 
 def _store_own_password(session: Session, actor: audit.Actor, user_id: int, verified_hash: str, new_hash: str, keep_token: int | None) -> None:
