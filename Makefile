@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PYTHON := .venv/bin/python
 PYTEST := $(PYTHON) -m pytest -p no:cacheprovider
 
-.PHONY: help setup test test-host test-fuzz fuzz test-kernel test-webui test-webui-lab demo
+.PHONY: help setup test test-host lint-imports test-fuzz fuzz test-kernel test-webui test-webui-lab demo
 
 include webui/webui.mk
 include image/image.mk
@@ -14,7 +14,8 @@ help:
 	@echo "make demo         boots the IPVS VM with an HA pair, 3 backends and live traffic; the dashboards"
 	@echo "                  on http://127.0.0.1:8080 and :8081 (prints a generated admin password)"
 	@echo "make test         install what is missing, then run every test (host + kernel VM)"
-	@echo "make test-host    unit, renderer, apply-engine and API tests on this host"
+	@echo "make test-host    unit, renderer, apply-engine and API tests on this host (after lint-imports)"
+	@echo "make lint-imports the layer contract of api/src/fulcrum (import-linter, api/pyproject.toml)"
 	@echo "make test-fuzz    schemathesis over every API operation, short budget (part of make test)"
 	@echo "make fuzz         the same with the full budget: 100 examples per operation (not in make test)"
 	@echo "make test-kernel  kernel tests: boots Debian's kernel with virtme-ng, real IPVS inside"
@@ -39,8 +40,12 @@ test: setup
 	$(MAKE) test-webui-lab
 	$(MAKE) test-image
 
-test-host:
+test-host: lint-imports
 	$(PYTEST) -q tests/unit tests/api
+
+# import-linter reads its contracts from the pyproject.toml of the directory it runs in.
+lint-imports:
+	cd api && ../.venv/bin/lint-imports --no-cache
 
 test-fuzz:
 	$(PYTEST) -q -s tests/fuzz

@@ -10,7 +10,7 @@ from sqlalchemy import inspect, text
 from fulcrum import migrate
 from fulcrum.config.snapshot import ConfigSnapshot
 from fulcrum.db import make_engine
-from fulcrum.ha.lineage import next_lineage, shared_hash
+from fulcrum.services.lineage import next_lineage, shared_hash
 
 WEB = {"name": "web", "address": "192.0.2.10", "ports": [80], "backends": [{"address": "198.51.100.1"}]}
 

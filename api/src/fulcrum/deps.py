@@ -1,4 +1,6 @@
-"""Request dependencies: the current user, role checks, the acting identity, the applier."""
+"""Request dependencies: the current user, role checks, the acting identity, and the app's parts
+(settings, applier, HA runtime, telemetry) as `Annotated` aliases, so routers never reach into
+`app.state`."""
 
 from __future__ import annotations
 
@@ -11,11 +13,13 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from fulcrum.db import SAFE_METHODS, SessionDep
 from fulcrum.errors import Forbidden, Unauthorized
+from fulcrum.ha.runtime import HaRuntime
 from fulcrum.models import AuthToken, Role, User
 from fulcrum.services import audit, auth
 from fulcrum.apply.client import Applier
 from fulcrum.services.revisions import commit_lock
 from fulcrum.settings import Settings
+from fulcrum.telemetry.hub import Telemetry
 
 SESSION_COOKIE = "fulcrum_session"
 
@@ -135,6 +139,20 @@ def get_applier(request: Request) -> Applier:
 
 
 ApplierDep = Annotated[Applier, Depends(get_applier)]
+
+
+def get_ha_runtime(request: Request) -> HaRuntime:
+    return request.app.state.ha  # type: ignore[no-any-return]
+
+
+HaRuntimeDep = Annotated[HaRuntime, Depends(get_ha_runtime)]
+
+
+def get_telemetry(request: Request) -> Telemetry:
+    return request.app.state.telemetry  # type: ignore[no-any-return]
+
+
+TelemetryDep = Annotated[Telemetry, Depends(get_telemetry)]
 
 
 def hold_commit_lock() -> Iterator[None]:

@@ -17,10 +17,27 @@ from fulcrum import __version__, migrate, openapi
 from fulcrum.db import begin_write, make_engine, make_sessionmaker, protect_database_file, unit_of_work
 from fulcrum.errors import install_error_handler
 from fulcrum.ha.asgi import SignPeerResponses
-from fulcrum.ha.guard import require_writer
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.ha.watcher import Watcher
-from fulcrum.routers import audit, auth, backends, console, ha, imports, peer, revisions, services, status, telemetry, tokens, users
+from fulcrum.routers import (
+    audit,
+    auth,
+    backends,
+    console,
+    firewall,
+    ha,
+    imports,
+    node,
+    peer,
+    revisions,
+    services,
+    status,
+    telemetry,
+    tokens,
+    users,
+    vip_groups,
+)
+from fulcrum.routers.one_writer import one_writer
 from fulcrum.routers.params import DEFAULT_MAX_BODY
 from fulcrum.services import revisions as revision_service
 from fulcrum.services.auth import TokenUsage
@@ -91,13 +108,14 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
     install_error_handler(app)
     openapi.install(app)
     app.add_middleware(SignPeerResponses, prefix=f"{API_PREFIX}/peer/")
-    # Shared configuration: on a paired standby these refuse changes (the one-writer rule).
-    shared = {users, services, backends, imports}
-    for module in (auth, users, tokens, services, backends, imports, revisions, status, audit, telemetry, peer, console):
-        app.include_router(module.router, prefix=API_PREFIX, dependencies=[Depends(require_writer)] if module in shared else [])
+    # The one-writer rule on every route: a paired standby refuses changes (routers.one_writer).
+    resources = (
+        auth, users, tokens, services, backends, imports, revisions, status, audit, telemetry, peer, console,
+        vip_groups, node, firewall, ha,
+    )
+    for module in resources:
+        app.include_router(module.router, prefix=API_PREFIX, dependencies=[Depends(one_writer)])
     app.include_router(telemetry.metrics_router)
-    for router in (ha.vip_groups, ha.node, ha.firewall, ha.pair_router):
-        app.include_router(router, prefix=API_PREFIX)
     if settings.webui_dir and settings.webui_dir.is_dir():
         app.mount("/", DashboardFiles(directory=settings.webui_dir, html=True), name="webui")
     return app

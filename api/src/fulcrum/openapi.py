@@ -33,7 +33,7 @@ def error(description: str) -> dict[str, Any]:
     return {"model": Error, "description": description}
 
 
-# On the routers of shared configuration (fulcrum.ha.guard.require_writer).
+# On the routers of shared configuration (fulcrum.routers.one_writer).
 STANDBY_REFUSAL = {409: error("A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists")}
 NOT_FOUND = {404: error("No such object")}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fulcrum.ha.lineage import next_lineage
+from fulcrum.services.lineage import next_lineage
 from fulcrum.ha.status import HOLD_MIN, SPLIT_BRAIN_AFTER, Side, SplitBrainTracker, both_master, is_writer, relation
 from fulcrum.ha.wire import Head
 

@@ -77,7 +77,7 @@ from fulcrum.dataplane.ipvs_table import (
 )
 from fulcrum.dataplane.links import read_interfaces
 from fulcrum.dataplane.vip_guard import VipGuard
-from fulcrum.render import RuntimePaths, balanced_services, render_keepalived, render_nftables
+from fulcrum.render import RuntimePaths, render_keepalived, render_nftables
 
 log = logging.getLogger(__name__)
 
@@ -345,7 +345,7 @@ class ApplyEngine:
         prefix = self.config.command_prefix
         load_ruleset(self.config.nftables_file, prefix)
         summary = verify_loaded(prefix)
-        if any(service.one_arm for service in balanced_services(snapshot)):
+        if any(service.one_arm for service in snapshot.balanced_services()):
             enable_ipvs_conntrack(prefix)
             summary += "; net.ipv4.vs.conntrack=1 for one-arm SNAT"
         return summary

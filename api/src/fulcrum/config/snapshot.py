@@ -332,6 +332,15 @@ class ConfigSnapshot(Strict):
     node: Node = Field(default_factory=Node)
     firewall: Firewall = Field(default_factory=Firewall)
 
+    def balanced_services(self) -> list[Service]:
+        """The services keepalived puts in IPVS, by name: enabled ones with an enabled backend.
+
+        keepalived refuses a virtual_server without real servers, so a service whose backends are all
+        disabled stays out of IPVS (and out of the nftables rules) until one is enabled again.
+        """
+        active = (s for s in self.services if s.enabled and any(b.enabled for b in s.backends))
+        return sorted(active, key=lambda service: service.name)
+
     @model_validator(mode="after")
     def _unique(self) -> Self:
         names: dict[str, int] = {}

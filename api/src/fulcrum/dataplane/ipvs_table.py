@@ -22,7 +22,6 @@ from fulcrum.config.snapshot import Backend, ConfigSnapshot, Service
 from fulcrum.config.types import CheckType, FailureAction, Forwarding
 from fulcrum.dataplane import ipvs_netlink as nl
 from fulcrum.dataplane.ipvs_netlink import Attributes, IpvsSocket, NetlinkError
-from fulcrum.render import balanced_services
 
 
 PROC_IPVS = Path("/proc/net/ip_vs")
@@ -151,7 +150,7 @@ def expected_ipvs(snapshot: ConfigSnapshot) -> IpvsTable:
     return IpvsTable(
         tuple(
             _expected_service(service, [backend for backend in service.backends if backend.enabled])
-            for service in balanced_services(snapshot)
+            for service in snapshot.balanced_services()
         )
     )
 

@@ -1,4 +1,4 @@
-"""HA events, stored and streamed like the data plane's (the telemetry hub's `events` table)."""
+"""HA events, stored and streamed like the data plane's, through the telemetry hub."""
 
 from __future__ import annotations
 
@@ -6,9 +6,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from fulcrum.models import Event
-from fulcrum.schemas.telemetry import EventRead, Severity
-from fulcrum.telemetry.broadcast import Message
+from fulcrum.schemas.telemetry import Severity
 from fulcrum.telemetry.hub import Telemetry
 
 KINDS = (
@@ -37,13 +35,6 @@ def emit(
     detail: dict[str, Any] | None = None,
     session: Session | None = None,
 ) -> None:
-    """Record an HA event. Inside a request pass its `session`, so the event is part of the
-    request's transaction (a second writer would wait for the request's own write lock)."""
+    """Record an HA event (`Telemetry.record`: inside a request pass its `session`)."""
     assert kind in KINDS, kind
-    if session is None:
-        telemetry.record(kind, severity, message, detail=detail or {})
-        return
-    event = Event(kind=kind, severity=severity.value, message=message, detail=detail or {})
-    session.add(event)
-    session.flush()
-    telemetry.broadcaster.publish(Message("event", EventRead.model_validate(event).model_dump_json()))
+    telemetry.record(kind, severity, message, detail=detail, session=session)

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from fulcrum.apply.client import Applier
 from fulcrum.config.snapshot import ConfigSnapshot
 from fulcrum.errors import ConfigInvalid, Conflict
-from fulcrum.ha import events, lineage
+from fulcrum.ha import events
 from fulcrum.ha.pairing import current_pairing
 from fulcrum.ha.peer_client import APPLY_TIMEOUT, PeerClient, PeerError, PeerResponse
 from fulcrum.ha.runtime import HaRuntime
@@ -32,7 +32,7 @@ from fulcrum.models import Role, TokenKind, User
 from fulcrum.models.ha import HaPairing
 from fulcrum.schemas.ha import HaDiff, SyncResult
 from fulcrum.schemas.telemetry import Severity
-from fulcrum.services import audit, revisions
+from fulcrum.services import audit, lineage, revisions
 from fulcrum.services.candidate import node_settings
 from fulcrum.services.ha_config import get_node
 from fulcrum.services.users import list_users

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from fulcrum.apply.client import ApplierError
 from fulcrum.apply.result import VrrpView
 from fulcrum.config.snapshot import ConfigSnapshot, Node
-from fulcrum.ha import lineage, local, replication
+from fulcrum.ha import local, replication
 from fulcrum.ha.pairing import current_pairing
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.ha.status import Side, is_writer
@@ -18,7 +18,7 @@ from fulcrum.ha.wire import Head, PeerStatus
 from fulcrum.models.ha import HaPairing
 from fulcrum.models._types import utcnow
 from fulcrum.schemas.ha import ActiveNode, ConnSync, GroupState, HaNode, HaPeer, HaStatus, HaSync, SplitBrain, Transition
-from fulcrum.services import revisions
+from fulcrum.services import lineage, revisions
 from fulcrum.services.ha_config import get_node
 
 

@@ -15,8 +15,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from fulcrum.config import snapshot as spec
+from fulcrum.config.errors import located_errors
 from fulcrum.importer.report import Origin, Report, ReportLine
-from fulcrum.services.validation import located_errors
 
 
 @dataclass

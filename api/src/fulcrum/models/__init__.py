@@ -4,11 +4,12 @@ from fulcrum.models.audit import AuditEntry
 from fulcrum.models.event import Event
 from fulcrum.models.ha import FirewallSettings, NodeSettings, VipGroup
 from fulcrum.models.login import AccountLoginFailures, AddressLoginFailures
-from fulcrum.models.revision import Revision, RevisionState
+from fulcrum.models.revision import GOOD_STATES, Revision, RevisionState
 from fulcrum.models.service import Backend, Service
 from fulcrum.models.user import AuthToken, Role, TokenKind, User
 
 __all__ = [
+    "GOOD_STATES",
     "AccountLoginFailures",
     "AddressLoginFailures",
     "AuditEntry",

@@ -21,6 +21,12 @@ class RevisionState(StrEnum):
     REVERTED = "reverted"  # applied, then rolled back because it was not confirmed in time
 
 
+# Revisions whose configuration is (or, without a data plane, would be) the one running.
+GOOD_STATES = (
+    RevisionState.APPLIED.value, RevisionState.VALIDATED.value, RevisionState.AWAITING_CONFIRM.value
+)
+
+
 class Revision(Base):
     __tablename__ = "revisions"
 
@@ -38,7 +44,7 @@ class Revision(Base):
     confirm_deadline: Mapped[datetime | None] = mapped_column(UTCDateTime)
     confirmed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     apply_result: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    # HA lineage (fulcrum.ha.lineage): the hash of the part both nodes of a pair share, the shared
+    # HA lineage (fulcrum.services.lineage): the hash of the part both nodes of a pair share, the shared
     # hash of the head this revision was built on, and the id of the shared history it extends.
     shared_hash: Mapped[str | None] = mapped_column(String(64))
     parent_shared_hash: Mapped[str | None] = mapped_column(String(64))

@@ -119,7 +119,7 @@ def render_keepalived(snapshot: ConfigSnapshot, runtime: RuntimePaths) -> str:
     """The whole keepalived.conf for the snapshot; the same input always gives the same text."""
     node = snapshot.node
     groups = sorted(snapshot.vip_groups, key=lambda group: group.name)
-    virtual_servers = [_virtual_server(service) for service in balanced_services(snapshot)]
+    virtual_servers = [_virtual_server(service) for service in snapshot.balanced_services()]
     # A lone node has nobody to hand over to: stepping down would only drop its VIPs.
     has_peer = node.peer_address is not None or node.multicast
     node_health = _node_health(runtime.node_health, node, bool(virtual_servers)) if groups and has_peer else None
@@ -141,16 +141,6 @@ def render_keepalived(snapshot: ConfigSnapshot, runtime: RuntimePaths) -> str:
         vrrp_instances=instances,
         virtual_servers=virtual_servers,
     )
-
-
-def balanced_services(snapshot: ConfigSnapshot) -> list[Service]:
-    """The services keepalived puts in IPVS, by name: enabled ones with an enabled backend.
-
-    keepalived refuses a virtual_server without real servers, so a service whose backends are all
-    disabled stays out of IPVS (and out of the nftables rules) until one is enabled again.
-    """
-    active = (s for s in snapshot.services if s.enabled and any(b.enabled for b in s.backends))
-    return sorted(active, key=lambda service: service.name)
 
 
 def instance_name(group: VipGroup) -> str:

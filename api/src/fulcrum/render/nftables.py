@@ -17,7 +17,6 @@ from collections.abc import Iterable
 
 from fulcrum.config.snapshot import ConfigSnapshot, Firewall, Service
 from fulcrum.config.types import Protocol
-from fulcrum.render.keepalived import balanced_services
 from fulcrum.render.jinja import template
 
 _TEMPLATE = template("nftables.nft.j2")
@@ -27,7 +26,7 @@ _FAMILY = {4: "ip", 6: "ip6"}
 
 def render_nftables(snapshot: ConfigSnapshot) -> str:
     """The whole ruleset file for the snapshot; the same input always gives the same text."""
-    services = balanced_services(snapshot)
+    services = snapshot.balanced_services()
     return _TEMPLATE.render(
         management=_management(snapshot.firewall, services),
         marks=[_mark(service) for service in services if service.is_fwmark],

@@ -3,13 +3,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from sqlalchemy import func, select
 
 from fulcrum.db import SessionDep
 from fulcrum.deps import Viewer
-from fulcrum.models import AuditEntry
 from fulcrum.routers.params import MAX_SQL_INT, Offset, Since
 from fulcrum.schemas.audit import AuditList, AuditRead
+from fulcrum.services import audit
 
 router = APIRouter(prefix="/audit", tags=["audit"])
 
@@ -25,15 +24,5 @@ def list_audit(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     offset: Offset = 0,
 ) -> AuditList:
-    query = select(AuditEntry)
-    if action:
-        query = query.where(AuditEntry.action.startswith(action, autoescape=True))
-    if username:
-        query = query.where(AuditEntry.username == username)
-    if revision is not None:
-        query = query.where(AuditEntry.revision == revision)
-    if since is not None:
-        query = query.where(AuditEntry.at >= since)
-    total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
-    rows = session.scalars(query.order_by(AuditEntry.id.desc()).limit(limit).offset(offset))
+    rows, total = audit.list_entries(session, action, username, revision, since, limit, offset)
     return AuditList(data=[AuditRead.model_validate(r) for r in rows], count=total)

@@ -8,17 +8,29 @@ from fastapi import APIRouter, Depends, Request, Response, status
 from fastapi.security import HTTPAuthorizationCredentials
 
 from fulcrum.db import SessionDep, writes_late
-from fulcrum.deps import SESSION_COOKIE, ActorDep, CurrentToken, CurrentUser, bearer, client_address, presented_token
-from fulcrum.ha.guard import Writer
+from fulcrum.deps import (
+    SESSION_COOKIE,
+    ActorDep,
+    CurrentToken,
+    CurrentUser,
+    SettingsDep,
+    bearer,
+    client_address,
+    presented_token,
+)
 from fulcrum.openapi import STANDBY_REFUSAL, error
+from fulcrum.routers.one_writer import any_node
 from fulcrum.schemas.auth import LoginRequest, LoginResponse, Me, PasswordChange, SetupRequest, SetupStatus, UserRead
+from fulcrum.models import AuthToken, User
 from fulcrum.services import auth, users
+from fulcrum.settings import Settings
 
 router = APIRouter(tags=["auth"])
 
 
-def _start_session(request: Request, response: Response, user, token, secret) -> LoginResponse:  # type: ignore[no-untyped-def]
-    settings = request.app.state.settings
+def _start_session(
+    settings: Settings, response: Response, user: User, token: AuthToken, secret: str
+) -> LoginResponse:
     response.set_cookie(
         SESSION_COOKIE,
         secret,
@@ -43,10 +55,13 @@ def setup_status(session: SessionDep) -> SetupStatus:
     responses={409: {"description": "An account exists already"}},
 )
 @writes_late
-async def setup(body: SetupRequest, request: Request, response: Response, session: SessionDep) -> LoginResponse:
-    lifetime = timedelta(hours=request.app.state.settings.session_hours)
+@any_node
+async def setup(
+    body: SetupRequest, request: Request, response: Response, session: SessionDep, settings: SettingsDep
+) -> LoginResponse:
+    lifetime = timedelta(hours=settings.session_hours)
     user, token, secret = await auth.create_first_admin(session, client_address(request), body.username, body.password, lifetime)
-    return _start_session(request, response, user, token, secret)
+    return _start_session(settings, response, user, token, secret)
 
 
 @router.post(
@@ -58,13 +73,17 @@ async def setup(body: SetupRequest, request: Request, response: Response, sessio
     },
 )
 @writes_late
-async def login(body: LoginRequest, request: Request, response: Response, session: SessionDep) -> LoginResponse:
-    lifetime = timedelta(hours=request.app.state.settings.session_hours)
+@any_node
+async def login(
+    body: LoginRequest, request: Request, response: Response, session: SessionDep, settings: SettingsDep
+) -> LoginResponse:
+    lifetime = timedelta(hours=settings.session_hours)
     user, token, secret = await auth.login(session, client_address(request), body.username, body.password, lifetime)
-    return _start_session(request, response, user, token, secret)
+    return _start_session(settings, response, user, token, secret)
 
 
 @router.post("/auth/logout", status_code=status.HTTP_204_NO_CONTENT, summary="End this session")
+@any_node
 def logout(
     request: Request,
     response: Response,
@@ -93,5 +112,7 @@ def me(request: Request, user: CurrentUser) -> Me:
     },
 )
 @writes_late
-async def change_password(body: PasswordChange, session: SessionDep, token: CurrentToken, actor: ActorDep, _writer: Writer) -> None:
+async def change_password(
+    body: PasswordChange, session: SessionDep, token: CurrentToken, actor: ActorDep
+) -> None:
     await users.change_own_password(session, actor, token, body)

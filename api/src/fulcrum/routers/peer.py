@@ -10,24 +10,20 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request, Response, status
 
 from fulcrum.db import SessionDep, begin_write
-from fulcrum.deps import ApplierDep, CommitLock, client_address
+from fulcrum.deps import ApplierDep, CommitLock, HaRuntimeDep, client_address
 from fulcrum.errors import NotFound, Unauthorized
 from fulcrum.ha import handover, membership, replication, view, wire
 from fulcrum.ha.asgi import STATE_KEY
 from fulcrum.ha.nonces import StoredNonces
 from fulcrum.ha.pairing import current_pairing
 from fulcrum.ha.peer_auth import PeerAuthError, verify_request
-from fulcrum.ha.runtime import HaRuntime
+from fulcrum.routers.one_writer import any_node
 from fulcrum.routers.params import MiB
 from fulcrum.schemas.ha import MaintenanceState
 from fulcrum.services import audit
 from fulcrum.services.ha_config import get_node
 
 router = APIRouter(prefix="/peer", tags=["peer"], include_in_schema=False)
-
-
-def _runtime(request: Request) -> HaRuntime:
-    return request.app.state.ha  # type: ignore[no-any-return]
 
 
 async def _raw_body(request: Request) -> bytes:
@@ -59,19 +55,21 @@ Peer = Annotated[Caller, Depends(signed_by_peer)]
 
 
 @router.post("/pair", summary="B's half of pairing: answer A's offer if it proves the code")
-def pair(body: wire.Offer, request: Request, session: SessionDep) -> wire.Answer:
-    return membership.answer_offer(session, _runtime(request), body, client_address(request))
+@any_node
+def pair(body: wire.Offer, request: Request, session: SessionDep, runtime: HaRuntimeDep) -> wire.Answer:
+    return membership.answer_offer(session, runtime, body, client_address(request))
 
 
 @router.delete("/pair", status_code=status.HTTP_204_NO_CONTENT, summary="The peer unpaired")
-def unpair(caller: Peer, request: Request, session: SessionDep) -> Response:
-    membership.unpaired_by_peer(session, _runtime(request), caller.actor)
+@any_node
+def unpair(caller: Peer, session: SessionDep, runtime: HaRuntimeDep) -> Response:
+    membership.unpaired_by_peer(session, runtime, caller.actor)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.get("/status", summary="This node's HA state, for the peer's watcher")
-def peer_status(_: Peer, request: Request, session: SessionDep) -> wire.PeerStatus:
-    return view.peer_status(session, _runtime(request))
+def peer_status(_: Peer, session: SessionDep, runtime: HaRuntimeDep) -> wire.PeerStatus:
+    return view.peer_status(session, runtime)
 
 
 @router.get("/config", summary="This node's head revision's shared configuration and users")
@@ -84,17 +82,31 @@ def get_config(_: Peer, session: SessionDep) -> wire.ConfigPush:
 
 # The whole shared configuration and every user in one body.
 @router.post("/config", summary="Take the peer's shared configuration if it is ahead", max_body_size=64 * MiB)
-def receive_config(_lock: CommitLock, body: wire.ConfigPush, caller: Peer, request: Request, session: SessionDep, applier: ApplierDep) -> wire.ConfigReply:
-    return replication.accept(session, _runtime(request), applier, body, caller.actor.source)
+@any_node
+def receive_config(
+    _lock: CommitLock,
+    body: wire.ConfigPush,
+    caller: Peer,
+    session: SessionDep,
+    runtime: HaRuntimeDep,
+    applier: ApplierDep,
+) -> wire.ConfigReply:
+    return replication.accept(session, runtime, applier, body, caller.actor.source)
 
 
 @router.post("/certificate", status_code=status.HTTP_204_NO_CONTENT, summary="The peer renewed its certificate: pin the new one")
-def certificate(body: wire.CertificateAnnouncement, caller: Peer, request: Request, session: SessionDep) -> Response:
-    membership.peer_certificate_renewed(session, _runtime(request), caller.actor, body.certificate)
+@any_node
+def certificate(
+    body: wire.CertificateAnnouncement, caller: Peer, session: SessionDep, runtime: HaRuntimeDep
+) -> Response:
+    membership.peer_certificate_renewed(session, runtime, caller.actor, body.certificate)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.post("/maintenance", summary="Enter or leave maintenance because the peer asks (make-active)")
-def maintenance(body: wire.MaintenanceOrder, caller: Peer, request: Request, session: SessionDep) -> MaintenanceState:
+@any_node
+def maintenance(
+    body: wire.MaintenanceOrder, caller: Peer, session: SessionDep, runtime: HaRuntimeDep
+) -> MaintenanceState:
     reason = body.reason or f"asked by {caller.node}"
-    return handover.set_maintenance(session, _runtime(request), caller.actor, body.enabled, reason)
+    return handover.set_maintenance(session, runtime, caller.actor, body.enabled, reason)

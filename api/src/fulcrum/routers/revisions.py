@@ -7,7 +7,7 @@ from fastapi import APIRouter, Query, status
 from fulcrum.db import SessionDep
 from fulcrum.openapi import error
 from fulcrum.deps import ActorDep, ApplierDep, CommitLock, Operator, Viewer
-from fulcrum.ha.guard import CommitAllowed, Writer
+from fulcrum.routers.one_writer import any_node, node_local_commit
 from fulcrum.routers.params import MAX_SQL_INT, Offset, RevisionNumber
 from fulcrum.schemas.revisions import (
     CommitRequest,
@@ -51,7 +51,15 @@ def list_revisions(
     summary="Commit the candidate: validate, apply, read back",
     responses=_APPLY_ERRORS,
 )
-def commit(_lock: CommitLock, body: CommitRequest, session: SessionDep, _: Operator, actor: ActorDep, applier: ApplierDep, _writer: CommitAllowed) -> RevisionRead:
+@node_local_commit
+def commit(
+    _lock: CommitLock,
+    body: CommitRequest,
+    session: SessionDep,
+    _: Operator,
+    actor: ActorDep,
+    applier: ApplierDep,
+) -> RevisionRead:
     return RevisionRead.model_validate(revisions.commit(session, actor, applier, body.message, body.confirm_within))
 
 
@@ -79,11 +87,20 @@ def get_revision(number: RevisionNumber, session: SessionDep, _: Viewer) -> Revi
     summary="Commit revision N's configuration again as a new revision",
     responses={**_APPLY_ERRORS, **_NOT_FOUND},
 )
-def rollback(_lock: CommitLock, number: RevisionNumber, body: RollbackRequest, session: SessionDep, _: Operator, actor: ActorDep, applier: ApplierDep, _writer: Writer) -> RevisionRead:
+def rollback(
+    _lock: CommitLock,
+    number: RevisionNumber,
+    body: RollbackRequest,
+    session: SessionDep,
+    _: Operator,
+    actor: ActorDep,
+    applier: ApplierDep,
+) -> RevisionRead:
     revision = revisions.rollback(session, actor, applier, number, body.message, body.confirm_within, body.discard_changes)
     return RevisionRead.model_validate(revision)
 
 
 @router.post("/revisions/{number}/confirm", summary="Confirm a commit-confirmed revision so it stays", responses={**_NOT_FOUND, 409: error("The revision is not awaiting confirmation")})
+@any_node
 def confirm(_lock: CommitLock, number: RevisionNumber, session: SessionDep, _: Operator, actor: ActorDep) -> RevisionRead:
     return RevisionRead.model_validate(revisions.confirm(session, actor, number))

@@ -7,19 +7,16 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query
 from fastapi.responses import PlainTextResponse, StreamingResponse
-from sqlalchemy import func, select
 
 from fulcrum.db import SessionDep
-from fulcrum.deps import Viewer
-from fulcrum.models import Event, Revision
+from fulcrum.deps import TelemetryDep, Viewer
 from fulcrum.routers.params import Offset, Since
 from fulcrum.schemas.telemetry import EventRead, EventsList, Series, SeriesPoint, StatsSnapshot
-from fulcrum.services import revisions
+from fulcrum.services import events, revisions
 from fulcrum.telemetry import metrics
 from fulcrum.telemetry.history import METRICS
-from fulcrum.telemetry.hub import Telemetry
 
 router = APIRouter(tags=["telemetry"])
 
@@ -27,25 +24,19 @@ _RANGES = {"5m": (300, False, 1), "1h": (3600, False, 1), "24h": (86400, True, 6
 KEEPALIVE_SECONDS = 15
 
 
-def _telemetry(request: Request) -> Telemetry:
-    return request.app.state.telemetry  # type: ignore[no-any-return]
-
-
 @router.get("/stats/current", summary="Per-service and per-backend IPVS counters and rates, now")
-def current(request: Request, _: Viewer) -> StatsSnapshot:
-    telemetry = _telemetry(request)
+def current(telemetry: TelemetryDep, _: Viewer) -> StatsSnapshot:
     return telemetry.latest or telemetry.collect()
 
 
 @router.get("/stats/history", summary="A service's or backend's recent statistics")
 def history(
-    request: Request,
+    telemetry: TelemetryDep,
     _: Viewer,
     service: Annotated[str, Query(max_length=63)],
     backend: Annotated[str | None, Query(max_length=64, description="ADDRESS:PORT as in /stats/current")] = None,
     range: Literal["5m", "1h", "24h"] = "5m",  # noqa: A002 (the API's word)
 ) -> Series:
-    telemetry = _telemetry(request)
     seconds, coarse, resolution = _RANGES[range]
     # Backends keep 5 minutes at 1 s; longer backend ranges come from the 1-minute series.
     if backend is not None and seconds > 300:
@@ -74,15 +65,7 @@ def list_events(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     offset: Offset = 0,
 ) -> EventsList:
-    query = select(Event)
-    if kind:
-        query = query.where(Event.kind == kind)
-    if service:
-        query = query.where(Event.service == service)
-    if since:
-        query = query.where(Event.at >= since)
-    total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
-    rows = session.scalars(query.order_by(Event.id.desc()).limit(limit).offset(offset))
+    rows, total = events.list_events(session, kind, service, since, limit, offset)
     return EventsList(data=[EventRead.model_validate(r) for r in rows], count=total)
 
 
@@ -91,8 +74,8 @@ def list_events(
     summary="Live updates as Server-Sent Events: `stats` every second, `event`, `revision`",
     response_class=StreamingResponse,
 )
-async def stream(request: Request, _: Viewer) -> StreamingResponse:
-    broadcaster = _telemetry(request).broadcaster
+async def stream(telemetry: TelemetryDep, _: Viewer) -> StreamingResponse:
+    broadcaster = telemetry.broadcaster
 
     async def messages() -> AsyncIterator[str]:
         subscriber = broadcaster.subscribe()
@@ -116,8 +99,7 @@ metrics_router = APIRouter(tags=["telemetry"])
 
 
 @metrics_router.get("/metrics", summary="Prometheus metrics (authenticate with an API token)", response_class=PlainTextResponse)
-def prometheus(request: Request, session: SessionDep, _: Viewer) -> PlainTextResponse:
-    by_state = dict(session.execute(select(Revision.state, func.count()).group_by(Revision.state)).all())  # type: ignore[arg-type]
+def prometheus(telemetry: TelemetryDep, session: SessionDep, _: Viewer) -> PlainTextResponse:
     current = revisions.running(session)
-    text = metrics.render(_telemetry(request), by_state, current.number if current else None)
+    text = metrics.render(telemetry, revisions.count_by_state(session), current.number if current else None)
     return PlainTextResponse(text, media_type="text/plain; version=0.0.4")

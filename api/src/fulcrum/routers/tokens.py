@@ -4,6 +4,7 @@ from fastapi import APIRouter, status
 
 from fulcrum.db import SessionDep
 from fulcrum.openapi import NOT_FOUND
+from fulcrum.routers.one_writer import any_node
 from fulcrum.routers.params import RowId
 from fulcrum.deps import ActorDep, Viewer
 from fulcrum.schemas.auth import TokenCreate, TokenCreated, TokenRead, TokensList
@@ -19,11 +20,13 @@ def list_tokens(user: Viewer) -> TokensList:
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, summary="Create an API token (its secret is shown once)")
+@any_node
 def create_token(body: TokenCreate, session: SessionDep, user: Viewer, actor: ActorDep) -> TokenCreated:
     token, secret = users.create_token(session, actor, user, body)
     return TokenCreated(**TokenRead.model_validate(token).model_dump(), token=secret)
 
 
 @router.delete("/{token_id}", status_code=status.HTTP_204_NO_CONTENT, summary="Revoke an API token")
+@any_node
 def delete_token(token_id: RowId, session: SessionDep, user: Viewer, actor: ActorDep) -> None:
     users.delete_token(session, actor, user, token_id)

@@ -1,13 +1,17 @@
-"""Recording changes in the audit log, inside the same transaction as the change itself."""
+"""Recording changes in the audit log, inside the same transaction as the change itself, and
+reading it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from fulcrum.models import AuditEntry
+from fulcrum.services.paging import page
 
 
 @dataclass(frozen=True)
@@ -44,3 +48,25 @@ def record(
     session.add(entry)
     session.flush()
     return entry
+
+
+def list_entries(
+    session: Session,
+    action: str | None,
+    username: str | None,
+    revision: int | None,
+    since: datetime | None,
+    limit: int,
+    offset: int,
+) -> tuple[list[AuditEntry], int]:
+    """Newest first; `action` is a prefix (e.g. "service.")."""
+    query = select(AuditEntry)
+    if action:
+        query = query.where(AuditEntry.action.startswith(action, autoescape=True))
+    if username:
+        query = query.where(AuditEntry.username == username)
+    if revision is not None:
+        query = query.where(AuditEntry.revision == revision)
+    if since is not None:
+        query = query.where(AuditEntry.at >= since)
+    return page(session, query, AuditEntry.id.desc(), limit, offset)

@@ -19,19 +19,18 @@ from fulcrum.apply.client import Applier
 from fulcrum.apply.result import ApplyOutcome, ApplyResult, ApplyStep
 from fulcrum.config.snapshot import ConfigSnapshot
 from fulcrum.errors import ApplyFailed, ApplyRejected, Conflict, NotFound
-from fulcrum.models import Revision, RevisionState
+from fulcrum.models import GOOD_STATES, Revision, RevisionState
 from fulcrum.models._types import utcnow
 from fulcrum.schemas.revisions import Diff, PendingChanges
 from fulcrum.db import begin_write, end_read
-from fulcrum.ha import lineage as ha_lineage
 from fulcrum.services import audit
+from fulcrum.services import lineage as ha_lineage
 from fulcrum.services.candidate import candidate_snapshot, load_snapshot
+from fulcrum.services.paging import page
 from fulcrum.services.plan import plan
 
 commit_lock = threading.Lock()
 
-# Revisions whose configuration is (or, without a data plane, would be) the one running.
-GOOD_STATES = (RevisionState.APPLIED.value, RevisionState.VALIDATED.value, RevisionState.AWAITING_CONFIRM.value)
 # A failure in these steps means the configuration itself was rejected: nothing is recorded.
 _REJECTED_STEPS = {ApplyStep.RENDER, ApplyStep.VALIDATE_KEEPALIVED, ApplyStep.VALIDATE_NFTABLES}
 
@@ -44,9 +43,12 @@ def get_revision(session: Session, number: int) -> Revision:
 
 
 def list_revisions(session: Session, limit: int, offset: int) -> tuple[list[Revision], int]:
-    total = session.scalar(select(func.count()).select_from(Revision)) or 0
-    rows = session.scalars(select(Revision).order_by(Revision.number.desc()).limit(limit).offset(offset))
-    return list(rows), total
+    return page(session, select(Revision), Revision.number.desc(), limit, offset)
+
+
+def count_by_state(session: Session) -> dict[str, int]:
+    rows = session.execute(select(Revision.state, func.count()).group_by(Revision.state))
+    return {state: count for state, count in rows}
 
 
 def latest(session: Session) -> Revision | None:

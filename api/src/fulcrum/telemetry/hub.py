@@ -18,17 +18,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import event, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from fulcrum.dataplane.vip_guard import BackendWarning
 from fulcrum.db import unit_of_work
 
 from fulcrum.config.snapshot import ConfigSnapshot, Service
-from fulcrum.models import Event, Revision
+from fulcrum.models import GOOD_STATES, Event, Revision
 from fulcrum.schemas.telemetry import EventRead, Severity, StatsSnapshot
 from fulcrum.apply.client import Applier
-from fulcrum.services.revisions import GOOD_STATES
 from fulcrum.telemetry.broadcast import Broadcaster, Message
 from fulcrum.telemetry.history import History
 from fulcrum.telemetry.notify import CheckerNotice, FifoReader, VrrpNotice, parse, virtual_server_parts
@@ -193,14 +192,49 @@ class Telemetry:
                 return service
         return None
 
-    def record(self, kind: str, severity: Severity, message: str, *, service: str | None = None, backend: str | None = None, detail: dict[str, Any] | None = None) -> EventRead:
-        with self.session_scope() as session:
-            event = Event(kind=kind, severity=severity.value, message=message, service=service, backend=backend, detail=detail or {})
-            session.add(event)
-            session.flush()
-            read = EventRead.model_validate(event)
-        self.broadcaster.publish(Message("event", read.model_dump_json()))
-        return read
+    def record(
+        self,
+        kind: str,
+        severity: Severity,
+        message: str,
+        *,
+        service: str | None = None,
+        backend: str | None = None,
+        detail: dict[str, Any] | None = None,
+        session: Session | None = None,
+    ) -> None:
+        """Store an event, and stream it once it is committed. Inside a request pass its `session`:
+        the event is then part of the request's transaction (a second writer would wait for the
+        request's own write lock), and a request that rolls back streams nothing."""
+        if session is None:
+            with self.session_scope() as own:
+                self.record(
+                    kind, severity, message, service=service, backend=backend, detail=detail, session=own
+                )
+            return
+        row = Event(
+            kind=kind, severity=severity.value, message=message, service=service, backend=backend,
+            detail=detail or {},
+        )
+        session.add(row)
+        session.flush()
+        pending = session.info.setdefault(_PUBLISH_ON_COMMIT, [])
+        pending.append((self.broadcaster, Message("event", EventRead.model_validate(row).model_dump_json())))
+
+
+# Events waiting in a session for its transaction to commit: (broadcaster, message).
+_PUBLISH_ON_COMMIT = "fulcrum_publish_on_commit"
+
+
+@event.listens_for(Session, "after_commit")
+def _publish_committed(session: Session) -> None:
+    for broadcaster, message in session.info.pop(_PUBLISH_ON_COMMIT, []):
+        broadcaster.publish(message)
+
+
+@event.listens_for(Session, "after_rollback")
+def _forget_rolled_back(session: Session) -> None:
+    session.info.pop(_PUBLISH_ON_COMMIT, None)
 
 
 @contextmanager

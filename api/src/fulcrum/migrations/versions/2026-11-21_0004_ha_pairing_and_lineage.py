@@ -21,7 +21,8 @@ down_revision: str | None = "0003"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-# As fulcrum.ha.lineage computes them in this release; kept here so the migration never changes.
+# As fulcrum.services.lineage (then fulcrum.ha.lineage) computes them in this release; kept here so
+# the migration never changes.
 _SHARED_KEYS = ("format", "services", "vip_groups", "firewall")
 _HEAD_STATES = ("applied", "validated")
 
