@@ -115,6 +115,10 @@ disable_unused_units() {
 make_state_directories() {
     local root=$1
     mkdir -p "$root/var/lib/systemd/linger"
+    # systemd-timesyncd runs as its own user; its clock file (the time of the last sync) is not
+    # kept: it could not be written on the read-only root, and the RTC gives a start time.
+    mkdir -p "$root/var/lib/systemd/timesync"
+    chroot "$root" chown systemd-timesync:systemd-timesync /var/lib/systemd/timesync
 }
 
 # The root is read-only (grub.cfg): mount points exist in the image. /var/log is where

@@ -292,11 +292,13 @@ class Gate:
 
 @contextlib.contextmanager
 def two_nodes(
-    root: Path, gated: bool = False, tls: bool = False, beta_clock_offset: float = 0.0
+    root: Path, gated: bool = False, tls: bool = False, beta_clock_offset: float = 0.0, env: dict[str, str] | None = None
 ) -> Iterator[tuple[Node, Node, Gate | None, Gate | None]]:
     """alpha and beta, started and set up (not paired); with gates in front of each if `gated`,
-    over HTTPS if `tls`, beta's clock off by `beta_clock_offset` seconds."""
+    over HTTPS if `tls`, beta's clock off by `beta_clock_offset` seconds, `env` added to both."""
     alpha, beta = Node(root, "alpha", tls=tls), Node(root, "beta", tls=tls, clock_offset=beta_clock_offset)
+    for node in (alpha, beta):
+        node.env.update(env or {})
     gates: tuple[Gate | None, Gate | None] = (None, None)
     try:
         alpha.start(wait=False)

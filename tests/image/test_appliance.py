@@ -43,11 +43,14 @@ def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int) -> None:
     assert_http_redirects(appliance)
     token = first_run_setup(appliance)
     revision = commit_service(appliance, token, tcp_backend)
+    assert_checker_event_arrived(appliance, token, tcp_backend)
 
     with appliance.shell() as run:
         assert_no_failed_units(run)
         assert_read_only_root(run)
         assert_ipvs_has_service(run, tcp_backend)
+        assert_time_sync(run)
+        assert_notify_fifos(run)
         interface = management_interface(run)
         assert_address(appliance, run, interface, dynamic=True)  # DHCP on first boot
         data_bytes = int(run("df -B1 --output=size /data | tail -n 1", 30))
@@ -204,6 +207,37 @@ def assert_read_only_root(run: Callable[[str, float], str]) -> None:
     for path in ("/tmp", "/var/tmp"):
         assert mounts.get(path) == "tmpfs tmpfs", f"{path}: {mounts.get(path)}"
     run("(set -e; for d in /data /var/log /tmp /var/tmp; do touch $d/fulcrum-write-test; rm $d/fulcrum-write-test; done)", 30)
+
+
+def assert_time_sync(run: Callable[[str, float], str]) -> None:
+    """systemd-timesyncd runs with the servers of /data/network/timesyncd.conf (Debian's pool)."""
+    assert run("systemctl is-active systemd-timesyncd.service || true", 30) == "active"
+    shown = dict(line.split("=", 1) for line in run("timedatectl show", 30).splitlines() if "=" in line)
+    assert shown.get("NTP") == "yes", f"timedatectl reports NTP off: {shown}"
+    servers = run("timedatectl show-timesync -p SystemNTPServers --value", 30).split()
+    assert servers and all(server.endswith(".debian.pool.ntp.org") for server in servers), servers
+
+
+def assert_notify_fifos(run: Callable[[str, float], str]) -> None:
+    """keepalived writes its VRRP and checker events to the FIFOs the API reads (fulcrum.env)."""
+    conf = run("cat /data/state/keepalived.conf", 30)
+    for directive, path in (("vrrp_notify_fifo", "/data/fulcrum/vrrp.fifo"), ("lvs_notify_fifo", "/data/fulcrum/lvs.fifo")):
+        assert f"{directive} {path} " in conf, f"keepalived.conf has no '{directive} {path}':\n{conf}"
+        assert run(f"test -p {path} && echo fifo", 30) == "fifo", f"{path} is not a FIFO"
+
+
+def assert_checker_event_arrived(appliance: Appliance, token: str, backend_port: int) -> None:
+    """The new real server passed its first check (alpha): keepalived's line in the checkers' FIFO
+    reached the API as a backend_up event."""
+    backend = f"{GATEWAY}:{backend_port}"
+    deadline = time.monotonic() + 120
+    with appliance.api(token) as api:
+        while True:
+            events = api.get("/events", params={"kind": "backend_up"}).json()["data"]
+            if any(event["backend"] == backend for event in events):
+                return
+            assert time.monotonic() < deadline, f"no backend_up event for {backend} from the notify FIFO: {events}"
+            time.sleep(2)
 
 
 def management_interface(run: Callable[[str, float], str]) -> str:

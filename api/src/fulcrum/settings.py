@@ -55,6 +55,9 @@ class Settings(BaseSettings):
     maintenance_file: Path | None = None  # default: state_dir / "maintenance"
     # How often the HA watcher polls the peer and pushes the shared configuration (0: off).
     ha_sync_interval: float = Field(default=2.0, ge=0, le=60)
+    # A returning node of a preempting pair takes the VIPs back once its synced connection table
+    # has caught up with the master's, or after this many seconds (fulcrum.ha.failback).
+    ha_failback_deadline: float = Field(default=120.0, ge=0, le=3600)
     # The node-health check keepalived runs on a paired node (fulcrum-node-health, see
     # fulcrum.ha.node_health): every interval seconds; `fall` failures in a row hand the VIPs to
     # the peer, `rise` successes make the node eligible again.

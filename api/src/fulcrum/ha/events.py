@@ -24,6 +24,8 @@ KINDS = (
     "ha.drill",
     "ha.role_unknown",
     "ha.role_known",
+    "ha.failback_waiting",
+    "ha.failback",
 )
 
 

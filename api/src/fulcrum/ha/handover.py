@@ -87,9 +87,34 @@ def _order_peer(peer: PeerClient, enabled: bool, reason: str) -> None:
         raise PeerError(f"the peer refused maintenance {'on' if enabled else 'off'}: {response.detail}")
 
 
+@dataclass(frozen=True)
+class Takeover:
+    took_over: bool  # this node became MASTER of every group within HANDOVER_DEADLINE
+    ms: int
+    cleared: str  # what became of the peer's maintenance
+
+
+def take_over(runtime: HaRuntime, peer: PeerClient, peer_name: str, why: str) -> Takeover:
+    """Have the peer step down (its maintenance: a priority-0 advert), wait until this node is
+    MASTER of every group, then let the peer come back as BACKUP. PeerError when the peer
+    refuses to step down (nothing changed then)."""
+    started = time.monotonic()
+    _order_peer(peer, True, why)
+    try:
+        took_over = _wait(lambda: all(s == "MASTER" for s in _local_groups(runtime).values()), started + HANDOVER_DEADLINE)
+        elapsed = int((time.monotonic() - started) * 1000)
+    finally:
+        try:
+            _order_peer(peer, False, f"{why} finished")
+            cleared = f"{peer_name} left maintenance and rejoins as BACKUP"
+        except PeerError as error:
+            cleared = f"clearing {peer_name}'s maintenance failed ({error}): clear it there"
+    return Takeover(took_over, elapsed, cleared)
+
+
 def make_active(runtime: HaRuntime, actor: audit.Actor) -> MakeActiveResult:
     """On the standby: have the peer step down, wait until this node is MASTER of every group,
-    then let the peer come back (as BACKUP: the groups do not preempt by default)."""
+    then let the peer come back (as BACKUP: keepalived never preempts)."""
     peer, peer_name, role, groups = _peer_and_client(runtime)
     if role == "active":
         raise Conflict("this node is already active")
@@ -97,20 +122,11 @@ def make_active(runtime: HaRuntime, actor: audit.Actor) -> MakeActiveResult:
         raise Conflict("there are no VIP groups in the running configuration: nothing to hand over")
     if role == "maintenance":
         raise Conflict("this node is in maintenance; turn maintenance off first")
-    started = time.monotonic()
     try:
-        _order_peer(peer, True, f"hand over to {actor.username}'s make-active")
+        result = take_over(runtime, peer, peer_name, f"hand over to {actor.username}'s make-active")
     except PeerError as error:
         raise Conflict(f"could not ask {peer_name} to step down: {error}") from error
-    try:
-        took_over = _wait(lambda: all(s == "MASTER" for s in _local_groups(runtime).values()), started + HANDOVER_DEADLINE)
-        elapsed = int((time.monotonic() - started) * 1000)
-    finally:
-        try:
-            _order_peer(peer, False, "make-active finished")
-            cleared = f"{peer_name} left maintenance and rejoins as BACKUP unless its groups preempt"
-        except PeerError as error:
-            cleared = f"clearing {peer_name}'s maintenance failed ({error}): clear it there"
+    took_over, elapsed, cleared = result.took_over, result.ms, result.cleared
     with runtime.session_scope() as session:
         audit.record(session, actor, "ha.make_active", peer_name, {"took_over": took_over, "ms": elapsed}, success=took_over)
     if not took_over:

@@ -179,3 +179,11 @@ def connections(stats: StatsSnapshot | None) -> int | None:
     if stats is None or not stats.ipvs_available:
         return None
     return sum(s.counters.activeconns + s.counters.inactconns for s in stats.services if s.counters)
+
+
+def established(stats: StatsSnapshot | None) -> int | None:
+    """ESTABLISHED connection entries of the configured services: IPVS's active counters, which
+    count the entries the sync daemon installed on a standby as well; None as above."""
+    if stats is None or not stats.ipvs_available:
+        return None
+    return sum(s.counters.activeconns for s in stats.services if s.counters)

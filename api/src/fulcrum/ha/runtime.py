@@ -90,6 +90,8 @@ class HaRuntime:
     # lineage id of a head the peer failed to apply -> monotonic time to try again
     retry_at: dict[str, float] = field(default_factory=dict)
     conflict_recorded: tuple[str, str] | None = None
+    # monotonic time since which this node waits to take the VIPs back (fulcrum.ha.failback)
+    failback_waiting_since: float | None = None
     # SHA-256 of the certificate this process serves (read at start-up, as the server loaded it).
     served_certificate: str | None = None
 
@@ -221,6 +223,7 @@ class HaRuntime:
             self.retry_at.clear()
             self.conflict_recorded = None
             self.split = SplitBrainTracker()
+            self.failback_waiting_since = None
         self.set_sync("unpaired")
 
     def record_conflict(self, local: str, peer: str, message: str, session: Session | None = None) -> None:

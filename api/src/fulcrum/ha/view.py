@@ -37,6 +37,7 @@ class LocalView:
     writer: bool
     head: Head | None
     history: list[str]
+    preempt: bool = False  # a running VIP group preempts: the higher priority takes the VIPs back
 
     @property
     def side(self) -> Side:
@@ -84,7 +85,10 @@ def local_view(session: Session, runtime: HaRuntime) -> LocalView:
     peer_side = Side(peer.name, peer.priority, peer.role) if peer else None
     peer_name = peer.name if peer else (pairing.peer_name if pairing else "")
     writer = is_writer(Side(saved.name, node.priority, role), pairing is not None, peer_side, peer_name)
-    return LocalView(pairing, saved.name, node, groups, reported, maintenance, role, writer, head_of(session), lineage.history(session))
+    preempt = any(group.preempt for group in running.vip_groups) if running else False
+    return LocalView(
+        pairing, saved.name, node, groups, reported, maintenance, role, writer, head_of(session), lineage.history(session), preempt
+    )
 
 
 def _groups(view: LocalView) -> list[GroupState]:
@@ -128,6 +132,7 @@ def peer_status(session: Session, runtime: HaRuntime) -> PeerStatus:
         history=view.history,
         users_hash=replication.users_hash(replication.users_payload(session)),
         connections=local.connections(runtime.telemetry.latest),
+        established=local.established(runtime.telemetry.latest),
         conn_sync_daemon=_daemon(view),  # type: ignore[arg-type]
         transitions=[Transition.model_validate(t) for t in local.transitions(session, view.name)],
         time=utcnow(),

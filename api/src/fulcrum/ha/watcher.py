@@ -1,8 +1,9 @@
 """The HA watcher: every `ha_sync_interval` seconds (and at once after a local change) it reads
 this node's VRRP state from the data plane (recording it where keepalived's notification was
 lost, raising an alarm while the role cannot be read), polls the peer, records reachability,
-pushes the shared configuration when the peer is behind, notices a conflict, and watches for a
-split brain, stepping this node down if it is the one to yield.
+pushes the shared configuration when the peer is behind, notices a conflict, watches for a
+split brain, stepping this node down if it is the one to yield, and takes the VIPs back when the
+groups preempt and this node's synced connection table has caught up (fulcrum.ha.failback).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import logging
 import threading
 import time
 
-from fulcrum.ha import events, local, membership, replication
+from fulcrum.ha import events, failback, local, membership, replication
 from fulcrum.ha.peer_client import PeerAuthFailed, PeerError, PeerUntrusted
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.ha.status import both_master, by_priority, relation
@@ -90,6 +91,7 @@ def tick(runtime: HaRuntime) -> None:
         return
     view, peer = polled
     guard_split_brain(runtime, view, peer)
+    failback.consider(runtime, view, peer)
     with runtime.session_scope() as session:
         view = local_view(session, runtime)  # the writer flag may have changed with the peer's answer
         users = replication.users_hash(replication.users_payload(session))

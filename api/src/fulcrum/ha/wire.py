@@ -56,6 +56,8 @@ class PeerStatus(_Message):
     history: list[Hex64] = Field(max_length=50)
     users_hash: Hex64
     connections: int | None
+    # ESTABLISHED entries of the services (synced ones included): what a returning node compares.
+    established: int | None = None
     conn_sync_daemon: Literal["master", "backup", "off"]
     transitions: list[Transition]
     time: datetime

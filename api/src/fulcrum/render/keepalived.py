@@ -9,7 +9,8 @@ whose path, URL and timers come from the appliance settings (NodeHealth), never 
 notify scripts, MISC_CHECK or quorum_up/down: a path there would be code execution as root.
 
 VRRP for a pair: every VIP group is an instance (one sync group, so they move together), both
-nodes start BACKUP (nopreempt by default), adverts go unicast to the peer; the node-health script
+nodes start BACKUP and never preempt (fulcrum.ha.failback carries out a group's preempt once the
+connection table is synced), adverts go unicast to the peer; the node-health script
 and the maintenance track file put a sick or drained node in FAULT, which sends a priority-0
 advert so the peer takes over at once; the interfaces holding VIPs are tracked; every VIP is
 re-announced (gratuitous ARP / unsolicited NA) on takeover, a second time a second later, when a
@@ -178,8 +179,6 @@ def _vrrp_instance(group: VipGroup, node: Node, runtime: RuntimePaths, node_heal
         "virtual_router_id": group.virtual_router_id,
         "priority": node.priority,
         "advert_int": _seconds(group.advert_interval),
-        # Both nodes start BACKUP; without preempt the MASTER keeps the addresses until it fails.
-        "nopreempt": not group.preempt,
         # No peer: keepalived's default multicast, also what a lone node runs (it becomes MASTER).
         "unicast_src_ip": str(node.unicast_source) if unicast and node.unicast_source else None,
         "unicast_peer": str(node.peer_address) if unicast else None,
