@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from apitest import PASSWORD
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the lab package (also for the zygote)
+
+from apitest import PASSWORD  # noqa: E402
+from lab.wait import StopWaiting, wait_until  # noqa: E402
 
 START_DEADLINE = 60.0
 WAIT_DEADLINE = 45.0  # for replication and the watcher: generous, the host's 2 cores are shared
@@ -49,16 +52,8 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def wait_for(what: str, check: Callable[[], Any], deadline: float = WAIT_DEADLINE, every: float = 0.1) -> Any:
-    """Poll `check` until it returns something truthy; fail with `what` and the last value."""
-    end = time.monotonic() + deadline
-    last: Any = None
-    while time.monotonic() < end:
-        last = check()
-        if last:
-            return last
-        time.sleep(every)
-    raise AssertionError(f"timed out after {deadline:g} s waiting for {what}; last: {last!r}")
+class NodeExited(StopWaiting, AssertionError):
+    """The node's process is gone: waiting longer for it cannot help."""
 
 
 class Node:
@@ -131,13 +126,13 @@ class Node:
         return self
 
     def wait_ready(self) -> None:
-        wait_for(f"{self.name} to answer", self._healthy, START_DEADLINE)
+        wait_until(self._healthy, START_DEADLINE, what=f"{self.name} to answer")
 
     def _healthy(self) -> bool:
         assert self.pid is not None
         if not alive(self.pid):
             self.pid = None
-            raise AssertionError(f"{self.name} exited:\n{self.log()}")
+            raise NodeExited(f"{self.name} exited:\n{self.log()}")
         try:
             return self.http.get("/api/v1/health").status_code == 200
         except httpx.HTTPError:
@@ -211,13 +206,15 @@ class Node:
 
     def vrrp(self, group: str, state: str, priority: int = 100) -> None:
         """Report a VRRP instance state as keepalived does, through the notify FIFO."""
-        wait_for(f"{self.name}'s notify FIFO", self.fifo.exists, 10)
+        wait_until(self.fifo.exists, 10, what=f"{self.name}'s notify FIFO")
         fd = os.open(self.fifo, os.O_WRONLY)
         try:
             os.write(fd, f'INSTANCE "VG_{group}" {state} {priority}\n'.encode())
         finally:
             os.close(fd)
-        wait_for(f"{self.name}'s API to take {group} {state}", lambda: self._group_state(group) == state, 15)
+        wait_until(
+            lambda: self._group_state(group) == state, 15, what=f"{self.name}'s API to take {group} {state}",
+        )
 
     def _group_state(self, group: str) -> str | None:
         groups = self.status()["node"]["groups"]
