@@ -37,10 +37,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the lab package (also for the zygote)
-
-from apitest import PASSWORD  # noqa: E402
-from lab.wait import StopWaiting, wait_until  # noqa: E402
+from apitest import PASSWORD  # also puts tests/ on the path, for lab (the zygote's too)
+from lab.wait import StopWaiting, wait_until
 
 START_DEADLINE = 60.0
 WAIT_DEADLINE = 45.0  # for replication and the watcher: generous, the host's 2 cores are shared
