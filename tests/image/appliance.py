@@ -164,8 +164,8 @@ class Appliance:
             with self.api() as client:
                 return True if client.get("/health").status_code == 200 else None
 
-        wait_until(healthy, timeout, what="the API's /health over HTTPS (certificate pinned to the console's fingerprint)",
-                   interval=2.0)
+        what = "the API's /health over HTTPS (certificate pinned to the console's fingerprint)"
+        wait_until(healthy, timeout, what=what, interval=2.0)
         return time.monotonic() - self.booted_at
 
     def ip_addresses(self, run: Callable[[str, float], str], interface: str) -> list[dict[str, Any]]:

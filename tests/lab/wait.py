@@ -19,7 +19,9 @@ class StopWaiting(Exception):
 
 # A probe that raises one of these has a bug (a wrong name, attribute or argument): no amount of
 # waiting fixes it, so it fails at once instead of after the timeout, with its own traceback.
-PROBE_BUGS: tuple[type[Exception], ...] = (TypeError, AttributeError, NameError, ImportError, NotImplementedError)
+PROBE_BUGS: tuple[type[Exception], ...] = (
+    TypeError, AttributeError, NameError, ImportError, NotImplementedError,
+)
 _PROPAGATE = (StopWaiting, *PROBE_BUGS)
 
 

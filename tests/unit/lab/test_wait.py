@@ -34,12 +34,18 @@ def test_the_timeout_names_what_was_awaited_and_the_last_error() -> None:
     def probe() -> None:
         raise ConnectionRefusedError("port 80")
 
-    with pytest.raises(WaitTimeout, match=r"for the backend: expected something truthy, last raised Connection"):
+    with pytest.raises(WaitTimeout, match="for the backend: expected something truthy, last raised Conn"):
         wait_until(probe, 0.2, what="the backend", interval=0.05)
 
 
-@pytest.mark.parametrize("bug", [TypeError("takes 1 positional argument"), AttributeError("no attribute 'stat'"),
-                                 NameError("name 'reponse' is not defined")])
+BUGS = [
+    TypeError("takes 1 positional argument"),
+    AttributeError("no attribute 'stat'"),
+    NameError("name 'reponse' is not defined"),
+]
+
+
+@pytest.mark.parametrize("bug", BUGS)
 def test_a_bug_in_the_probe_fails_at_once(bug: Exception) -> None:
     calls = 0
 
