@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import sys
 import threading
-import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import uvicorn
 from fastapi.testclient import TestClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the lab package
+
+from lab.wait import wait_until  # noqa: E402
 
 PASSWORD = "correct horse battery"
 
@@ -42,10 +47,7 @@ def serve(app, lifespan: str = "off") -> Iterator[str]:  # type: ignore[no-untyp
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, lifespan=lifespan, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
+    wait_until(lambda: server.started, 10, what="uvicorn to start", interval=0.02)
     try:
         yield f"http://127.0.0.1:{port}"
     finally:

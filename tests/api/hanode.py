@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from apitest import PASSWORD
+from apitest import PASSWORD  # also puts tests/ on the path, for lab (the zygote's too)
+from lab.wait import StopWaiting, wait_until
 
 START_DEADLINE = 60.0
 WAIT_DEADLINE = 45.0  # for replication and the watcher: generous, the host's 2 cores are shared
@@ -49,16 +50,8 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def wait_for(what: str, check: Callable[[], Any], deadline: float = WAIT_DEADLINE, every: float = 0.1) -> Any:
-    """Poll `check` until it returns something truthy; fail with `what` and the last value."""
-    end = time.monotonic() + deadline
-    last: Any = None
-    while time.monotonic() < end:
-        last = check()
-        if last:
-            return last
-        time.sleep(every)
-    raise AssertionError(f"timed out after {deadline:g} s waiting for {what}; last: {last!r}")
+class NodeExited(StopWaiting, AssertionError):
+    """The node's process is gone: waiting longer for it cannot help."""
 
 
 class Node:
@@ -112,6 +105,13 @@ class Node:
         self.env["FULCRUM_TLS_CERTFILE"] = str(certfile)
         return hashlib.sha256(certificate.public_bytes(serialization.Encoding.DER)).hexdigest()
 
+    def _renew_client(self) -> None:
+        """Close the test's client (and its connections); a new one keeps the session headers."""
+        headers = self.http.headers
+        self.http.close()
+        self.http = self._client()
+        self.http.headers.update(headers)
+
     def _client(self) -> httpx.Client:
         """The test's own client: over HTTPS it trusts exactly the certificate the node serves."""
         if self.tls is None:
@@ -122,22 +122,20 @@ class Node:
     # --- the process ---------------------------------------------------------------------------
 
     def start(self, wait: bool = True) -> Node:
-        headers = self.http.headers
-        self.http = self._client()  # the certificate may be new
-        self.http.headers.update(headers)
+        self._renew_client()  # the certificate may be new
         self.pid = spawn(self.port, self.env, self.data / "api.log", self.tls, self.clock_offset)
         if wait:
             self.wait_ready()
         return self
 
     def wait_ready(self) -> None:
-        wait_for(f"{self.name} to answer", self._healthy, START_DEADLINE)
+        wait_until(self._healthy, START_DEADLINE, what=f"{self.name} to answer")
 
     def _healthy(self) -> bool:
         assert self.pid is not None
         if not alive(self.pid):
             self.pid = None
-            raise AssertionError(f"{self.name} exited:\n{self.log()}")
+            raise NodeExited(f"{self.name} exited:\n{self.log()}")
         try:
             return self.http.get("/api/v1/health").status_code == 200
         except httpx.HTTPError:
@@ -148,6 +146,9 @@ class Node:
         if self.pid is None:
             return
         pid, self.pid = self.pid, None
+        # Over HTTPS, uvicorn waits for the test's idle keep-alive connection until the SIGKILL
+        # (15 s per stop, most of the TLS tests' time); without it, it exits in under a second.
+        self._renew_client()
         for sig, grace in ((signal.SIGTERM, 15.0), (signal.SIGKILL, 5.0)):
             try:
                 os.kill(pid, sig)
@@ -211,13 +212,15 @@ class Node:
 
     def vrrp(self, group: str, state: str, priority: int = 100) -> None:
         """Report a VRRP instance state as keepalived does, through the notify FIFO."""
-        wait_for(f"{self.name}'s notify FIFO", self.fifo.exists, 10)
+        wait_until(self.fifo.exists, 10, what=f"{self.name}'s notify FIFO")
         fd = os.open(self.fifo, os.O_WRONLY)
         try:
             os.write(fd, f'INSTANCE "VG_{group}" {state} {priority}\n'.encode())
         finally:
             os.close(fd)
-        wait_for(f"{self.name}'s API to take {group} {state}", lambda: self._group_state(group) == state, 15)
+        wait_until(
+            lambda: self._group_state(group) == state, 15, what=f"{self.name}'s API to take {group} {state}",
+        )
 
     def _group_state(self, group: str) -> str | None:
         groups = self.status()["node"]["groups"]

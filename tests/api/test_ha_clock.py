@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 
 from apitest import WEB
-from hanode import pair, two_nodes, wait_for
+from hanode import WAIT_DEADLINE, pair, two_nodes
+from lab.wait import wait_until
 
 
 def test_a_peer_whose_clock_is_a_minute_off_is_refused_and_the_skew_is_shown_and_raised(tmp_path: Path) -> None:
@@ -21,17 +22,33 @@ def test_a_peer_whose_clock_is_a_minute_off_is_refused_and_the_skew_is_shown_and
         assert re.search(r"clocks differ by 6[01] s", result["sync"]["message"]), result["sync"]
 
         # Each side measures the skew from the other's answers (its refusals included).
-        seen_by_alpha = wait_for("alpha to measure beta's clock", lambda: (s := alpha.status())["peer"]["clock_offset"] is not None and s)
+        seen_by_alpha = wait_until(
+            lambda: (s := alpha.status())["peer"]["clock_offset"] is not None and s,
+            WAIT_DEADLINE,
+            what="alpha to measure beta's clock",
+        )
         assert 58 < seen_by_alpha["peer"]["clock_offset"] < 62, seen_by_alpha["peer"]
-        seen_by_beta = wait_for("beta to measure alpha's clock", lambda: (s := beta.status())["peer"]["clock_offset"] is not None and s)
+        seen_by_beta = wait_until(
+            lambda: (s := beta.status())["peer"]["clock_offset"] is not None and s,
+            WAIT_DEADLINE,
+            what="beta to measure alpha's clock",
+        )
         assert -62 < seen_by_beta["peer"]["clock_offset"] < -58, seen_by_beta["peer"]
 
         # The alarm, on both nodes, and the refusal in the sync state once the peer counts as unreachable.
         for node, direction in ((alpha, "ahead"), (beta, "behind")):
-            alarms = wait_for(f"{node.name}'s ha.clock_skew alarm", lambda n=node: (e := n.get("/events?kind=ha.clock_skew"))["count"] and e)
+            alarms = wait_until(
+                lambda n=node: (e := n.get("/events?kind=ha.clock_skew"))["count"] and e,
+                WAIT_DEADLINE,
+                what=f"{node.name}'s ha.clock_skew alarm",
+            )
             assert alarms["count"] == 1 and alarms["data"][0]["severity"] == "critical", alarms
             assert re.match(rf"clocks differ by 6[01] s: \w+'s is {direction}", alarms["data"][0]["message"]), alarms
-        status = wait_for("alpha to give up on beta", lambda: (s := alpha.status())["sync"]["state"] == "unreachable" and "clocks differ" in s["sync"]["message"] and s)
+        status = wait_until(
+            lambda: (s := alpha.status())["sync"]["state"] == "unreachable" and "clocks differ" in s["sync"]["message"] and s,
+            WAIT_DEADLINE,
+            what="alpha to give up on beta",
+        )
         assert re.search(r"clocks differ by 6[01] s", status["sync"]["message"]), status["sync"]
         assert beta.head() is None  # nothing replicated
 
@@ -41,7 +58,15 @@ def test_a_skew_inside_the_window_still_syncs_but_is_raised_well_before_the_limi
         alpha.post("/services", WEB, expect=201)
         alpha.commit("alpha's web")
         assert pair(alpha, beta)["sync"]["result"] == "forced"
-        status = wait_for("alpha in sync with beta", lambda: (s := alpha.status())["sync"]["state"] == "in_sync" and s["peer"]["clock_offset"] is not None and s)
+        status = wait_until(
+            lambda: (s := alpha.status())["sync"]["state"] == "in_sync" and s["peer"]["clock_offset"] is not None and s,
+            WAIT_DEADLINE,
+            what="alpha in sync with beta",
+        )
         assert 13 < status["peer"]["clock_offset"] < 17, status["peer"]
-        alarms = wait_for("alpha's ha.clock_skew alarm", lambda: (e := alpha.get("/events?kind=ha.clock_skew"))["count"] and e)
+        alarms = wait_until(
+            lambda: (e := alpha.get("/events?kind=ha.clock_skew"))["count"] and e,
+            WAIT_DEADLINE,
+            what="alpha's ha.clock_skew alarm",
+        )
         assert alarms["data"][0]["severity"] == "warning" and alarms["data"][0]["message"].startswith("clocks differ by 15 s: beta's is ahead")

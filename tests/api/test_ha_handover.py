@@ -13,7 +13,8 @@ import threading
 from pathlib import Path
 
 from apitest import WEB
-from hanode import Node, in_sync, pair, two_nodes, wait_for
+from hanode import WAIT_DEADLINE, Node, in_sync, pair, two_nodes
+from lab.wait import wait_until
 
 FRONT = {"name": "front", "virtual_router_id": 51, "addresses": ["192.0.2.100/24"]}
 
@@ -26,10 +27,10 @@ def keepalived_stand_in(stepping_down: Node, taking_over: Node) -> threading.Thr
         return stepping_down.maintenance_file.exists() and stepping_down.maintenance_file.read_text().strip() == value
 
     def react() -> None:
-        wait_for("the maintenance file", lambda: maintenance("1"), 60, 0.02)
+        wait_until(lambda: maintenance("1"), 60, what="the maintenance file", interval=0.02)
         stepping_down.vrrp("front", "FAULT", 0)
         taking_over.vrrp("front", "MASTER")
-        wait_for("the maintenance file cleared", lambda: maintenance("0"), 60, 0.02)
+        wait_until(lambda: maintenance("0"), 60, what="the maintenance file cleared", interval=0.02)
         stepping_down.vrrp("front", "BACKUP")
 
     thread = threading.Thread(target=react, daemon=True)
@@ -44,10 +45,12 @@ def test_make_active_and_the_drill_move_the_active_role_and_clean_up(tmp_path: P
         alpha.post("/vip-groups", FRONT, expect=201)
         alpha.post("/services", WEB, expect=201)
         alpha.commit()
-        wait_for("beta in sync", lambda: in_sync(alpha, beta))
+        wait_until(lambda: in_sync(alpha, beta), WAIT_DEADLINE, what="beta in sync")
         alpha.vrrp("front", "MASTER")
         beta.vrrp("front", "BACKUP")
-        wait_for("beta to see alpha active", lambda: beta.status()["peer"]["role"] == "active")
+        wait_until(
+            lambda: beta.status()["peer"]["role"] == "active", WAIT_DEADLINE, what="beta to see alpha active",
+        )
         assert alpha.post("/ha/make-active", expect=409).json()["detail"] == "this node is already active"
         assert beta.post("/ha/drill", expect=409).json()["detail"] == "a drill starts on the active node; this node is standby"
 
@@ -60,10 +63,16 @@ def test_make_active_and_the_drill_move_the_active_role_and_clean_up(tmp_path: P
         steps = [(e["detail"]["enabled"], e["detail"]["by"]) for e in alpha.get("/events?kind=ha.maintenance")["data"]]
         assert steps == [(False, "peer:beta"), (True, "peer:beta")]
         assert beta.status()["node"]["role"] == "active"
-        wait_for("alpha to see beta active", lambda: alpha.status()["node"]["writer"] is False)
+        wait_until(
+            lambda: alpha.status()["node"]["writer"] is False, WAIT_DEADLINE, what="alpha to see beta active",
+        )
 
         # The drill from beta: it steps down, alpha takes over, beta comes back as BACKUP.
-        wait_for("beta to see alpha standby", lambda: beta.status()["peer"]["role"] == "standby")
+        wait_until(
+            lambda: beta.status()["peer"]["role"] == "standby",
+            WAIT_DEADLINE,
+            what="beta to see alpha standby",
+        )
         stand_in = keepalived_stand_in(beta, alpha)
         drill = beta.post("/ha/drill", expect=200).json()
         stand_in.join(10)

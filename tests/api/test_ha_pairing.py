@@ -7,7 +7,8 @@ from pathlib import Path
 import httpx
 
 from apitest import WEB
-from hanode import in_sync, pair, two_nodes, wait_for
+from hanode import WAIT_DEADLINE, in_sync, pair, two_nodes
+from lab.wait import wait_until
 
 
 def test_pairing_shares_a_key_this_nodes_configuration_wins_and_either_side_unpairs(tmp_path: Path) -> None:
@@ -38,7 +39,11 @@ def test_pairing_shares_a_key_this_nodes_configuration_wins_and_either_side_unpa
         head = beta.head()
         assert head is not None and head["message"] == f"forced by alpha revision {mine['number']}" and head["author"] == "peer:alpha"
         assert beta.get("/node")["name"] == "beta"
-        status_a = wait_for("alpha to see beta in sync", lambda: (s := alpha.status())["sync"]["state"] == "in_sync" and s)
+        status_a = wait_until(
+            lambda: (s := alpha.status())["sync"]["state"] == "in_sync" and s,
+            WAIT_DEADLINE,
+            what="alpha to see beta in sync",
+        )
         assert status_a["peer"]["name"] == "beta" and status_a["peer"]["reachable"] is True
         assert status_a["sync"]["local_hash"] == status_a["sync"]["peer_hash"]
         kinds = {e["kind"] for e in beta.get("/events?limit=50")["data"]}

@@ -9,7 +9,8 @@ from pathlib import Path
 import httpx
 
 from apitest import PASSWORD, WEB
-from hanode import Gate, Node, in_sync, pair, two_nodes, wait_for
+from hanode import WAIT_DEADLINE, Gate, Node, in_sync, pair, two_nodes
+from lab.wait import wait_until
 
 FRONT = {"name": "front", "virtual_router_id": 51, "addresses": ["192.0.2.100/24"]}
 
@@ -29,7 +30,7 @@ def test_commits_on_the_writer_reach_the_standby_which_refuses_shared_changes(tm
         alpha.post("/services", WEB, expect=201)
         revision = alpha.commit("add web")
 
-        wait_for("beta to take alpha's revision", lambda: in_sync(alpha, beta))
+        wait_until(lambda: in_sync(alpha, beta), WAIT_DEADLINE, what="beta to take alpha's revision")
         head = beta.head()
         assert head is not None
         assert head["message"] == f"replicated from alpha revision {revision['number']}" and head["author"] == "peer:alpha"
@@ -37,13 +38,21 @@ def test_commits_on_the_writer_reach_the_standby_which_refuses_shared_changes(tm
         assert names(beta) == ["web"]
         assert beta.get("/node")["name"] == "beta"  # node-local settings stay
         assert beta.get("/changes")["has_changes"] is False
-        status = wait_for("alpha to report in sync", lambda: (s := alpha.status())["sync"]["state"] == "in_sync" and s)
+        status = wait_until(
+            lambda: (s := alpha.status())["sync"]["state"] == "in_sync" and s,
+            WAIT_DEADLINE,
+            what="alpha to report in sync",
+        )
         assert status["sync"]["peer_revision"] == head["number"] and status["node"]["writer"] is True
         assert "ha.sync" in {e["kind"] for e in alpha.get("/events?kind=ha.sync")["data"]}
 
         # Users follow, password hash included: the new operator can log in on beta.
         alpha.post("/users", {"username": "olivia", "password": PASSWORD, "role": "operator"}, expect=201)
-        wait_for("olivia on beta", lambda: beta.sql("SELECT role FROM users WHERE username = 'olivia'") == [("operator",)])
+        wait_until(
+            lambda: beta.sql("SELECT role FROM users WHERE username = 'olivia'") == [("operator",)],
+            WAIT_DEADLINE,
+            what="olivia on beta",
+        )
         with httpx.Client(base_url=beta.url, timeout=30) as olivia:
             login = olivia.post("/api/v1/auth/login", json={"username": "olivia", "password": PASSWORD})
             assert login.status_code == 200, login.text
@@ -52,13 +61,15 @@ def test_commits_on_the_writer_reach_the_standby_which_refuses_shared_changes(tm
         # A second commit fast-forwards again.
         alpha.post("/services", service("mail", 11), expect=201)
         alpha.commit("add mail")
-        wait_for("beta to take the second revision", lambda: in_sync(alpha, beta))
+        wait_until(lambda: in_sync(alpha, beta), WAIT_DEADLINE, what="beta to take the second revision")
         assert names(beta) == ["mail", "web"]
         sync = alpha.post("/ha/sync", expect=200).json()
         assert sync["result"] == "in_sync", sync
 
         # beta is the standby (no VRRP yet: alpha wins the priority rule by name).
-        wait_for("beta to know alpha's priority", lambda: beta.status()["peer"]["reachable"])
+        wait_until(
+            lambda: beta.status()["peer"]["reachable"], WAIT_DEADLINE, what="beta to know alpha's priority",
+        )
         assert beta.status()["node"]["writer"] is False and alpha.status()["node"]["writer"] is True
 
         for method, path, body in (
@@ -85,7 +96,9 @@ def test_commits_on_the_writer_reach_the_standby_which_refuses_shared_changes(tm
         assert committed["number"] == before["number"] + 1  # type: ignore[index]
         assert beta.head()["shared_hash"] == before["shared_hash"]  # type: ignore[index]
         assert beta.post("/revisions", {}).json()["detail"].startswith("nothing to commit")
-        wait_for("alpha still in sync", lambda: alpha.status()["sync"]["state"] == "in_sync")
+        wait_until(
+            lambda: alpha.status()["sync"]["state"] == "in_sync", WAIT_DEADLINE, what="alpha still in sync",
+        )
         assert beta.get("/services")["count"] == 2  # reads work
 
 
@@ -97,16 +110,24 @@ def test_a_peer_that_was_down_catches_up(tmp_path: Path) -> None:
         alpha.commit("while beta is down")
         alpha.post("/services", service("mail", 11), expect=201)
         alpha.commit("still down")
-        status = wait_for("alpha to see beta unreachable", lambda: (s := alpha.status())["sync"]["state"] == "unreachable" and s)
+        status = wait_until(
+            lambda: (s := alpha.status())["sync"]["state"] == "unreachable" and s,
+            WAIT_DEADLINE,
+            what="alpha to see beta unreachable",
+        )
         assert status["peer"]["reachable"] is False and status["peer"]["unreachable_since"] is not None
         assert alpha.get("/events?kind=ha.peer_unreachable")["count"] == 1
 
         beta.start()
-        wait_for("beta to catch up", lambda: in_sync(alpha, beta))
+        wait_until(lambda: in_sync(alpha, beta), WAIT_DEADLINE, what="beta to catch up")
         beta.login("admin")
         assert names(beta) == ["mail", "web"]
-        wait_for("alpha to see beta again", lambda: alpha.get("/events?kind=ha.peer_reachable")["count"] == 1)
-        assert wait_for("in sync", lambda: alpha.status()["sync"]["state"] == "in_sync")
+        wait_until(
+            lambda: alpha.get("/events?kind=ha.peer_reachable")["count"] == 1,
+            WAIT_DEADLINE,
+            what="alpha to see beta again",
+        )
+        assert wait_until(lambda: alpha.status()["sync"]["state"] == "in_sync", WAIT_DEADLINE, what="in sync")
 
 
 def _split(alpha: Node, beta: Node, gate_a: Gate, gate_b: Gate) -> None:
@@ -116,16 +137,22 @@ def _split(alpha: Node, beta: Node, gate_a: Gate, gate_b: Gate) -> None:
     alpha.post("/vip-groups", FRONT, expect=201)
     alpha.post("/services", WEB, expect=201)
     alpha.commit("front and web")
-    wait_for("beta in sync", lambda: in_sync(alpha, beta))
+    wait_until(lambda: in_sync(alpha, beta), WAIT_DEADLINE, what="beta in sync")
     alpha.vrrp("front", "MASTER")
     beta.vrrp("front", "BACKUP")
-    wait_for("beta to see alpha active", lambda: beta.status()["node"]["writer"] is False)
+    wait_until(
+        lambda: beta.status()["node"]["writer"] is False, WAIT_DEADLINE, what="beta to see alpha active",
+    )
     refused = beta.post("/services", service("early", 12), expect=409).json()
     assert refused["detail"].startswith("this node is standby; make changes on the active node alpha at " + gate_a.url)
 
     gate_a.cut()
     gate_b.cut()
-    wait_for("the partition", lambda: alpha.status()["sync"]["state"] == "unreachable" and beta.status()["sync"]["state"] == "unreachable")
+    wait_until(
+        lambda: alpha.status()["sync"]["state"] == "unreachable" and beta.status()["sync"]["state"] == "unreachable",
+        WAIT_DEADLINE,
+        what="the partition",
+    )
     beta.vrrp("front", "MASTER")  # beta hears no adverts either: both are MASTER now
     assert beta.status()["node"]["writer"] is True
     alpha.post("/services", service("a-only", 20), expect=201)
@@ -142,31 +169,49 @@ def test_divergent_edits_in_a_split_brain_conflict_until_the_operator_picks_a_si
         _split(alpha, beta, gate_a, gate_b)
 
         for node in (alpha, beta):
-            wait_for(f"{node.name} to see the conflict", lambda n=node: n.status()["sync"]["state"] == "conflict")
+            wait_until(
+                lambda n=node: n.status()["sync"]["state"] == "conflict",
+                WAIT_DEADLINE,
+                what=f"{node.name} to see the conflict",
+            )
             assert node.get("/events?kind=ha.conflict")["count"] >= 1
         assert names(alpha) == ["a-only", "web"] and names(beta) == ["b-only", "web"]  # nothing overwritten
         diff = alpha.get("/ha/diff")
         assert diff["in_sync"] is False and '"a-only"' in diff["text"] and '"b-only"' in diff["text"]
 
         # Split brain: seen over the peer link for 2 s; beta yields (same priority, later name).
-        wait_for("the split-brain alarm", lambda: alpha.get("/events?kind=ha.split_brain")["count"] >= 1)
-        wait_for("beta to step down", lambda: beta.maintenance_file.exists() and beta.maintenance_file.read_text().strip() == "1")
+        wait_until(
+            lambda: alpha.get("/events?kind=ha.split_brain")["count"] >= 1,
+            WAIT_DEADLINE,
+            what="the split-brain alarm",
+        )
+        wait_until(
+            lambda: beta.maintenance_file.exists() and beta.maintenance_file.read_text().strip() == "1",
+            WAIT_DEADLINE,
+            what="beta to step down",
+        )
         assert beta.status()["split_brain"]["holding"] is True
         assert not (alpha.maintenance_file.exists() and alpha.maintenance_file.read_text().strip() == "1")
 
         result = alpha.post("/ha/resolve", {"winner": "local"}, expect=200).json()
         assert result["result"] == "forced", result
-        wait_for("beta to take alpha's configuration", lambda: in_sync(alpha, beta))
+        wait_until(lambda: in_sync(alpha, beta), WAIT_DEADLINE, what="beta to take alpha's configuration")
         beta.login("admin")
         assert names(beta) == ["a-only", "web"]
         assert beta.head()["message"].startswith("forced by alpha")  # type: ignore[index]
-        wait_for("both in sync", lambda: alpha.status()["sync"]["state"] == "in_sync" == beta.status()["sync"]["state"])
+        wait_until(
+            lambda: alpha.status()["sync"]["state"] == "in_sync" == beta.status()["sync"]["state"],
+            WAIT_DEADLINE,
+            what="both in sync",
+        )
         assert alpha.get("/audit?action=ha.resolve")["count"] == 1
 
         # A second partition: beta's operator ends the step-down, both are MASTER again, both edit.
         gate_a.cut()
         gate_b.cut()
-        wait_for("the partition", lambda: beta.status()["sync"]["state"] == "unreachable")
+        wait_until(
+            lambda: beta.status()["sync"]["state"] == "unreachable", WAIT_DEADLINE, what="the partition",
+        )
         beta.post("/ha/maintenance", {"enabled": False}, expect=200)
         beta.vrrp("front", "MASTER")
         alpha.post("/services", service("a-two", 22), expect=201)
@@ -175,7 +220,11 @@ def test_divergent_edits_in_a_split_brain_conflict_until_the_operator_picks_a_si
         beta.commit("beta, second partition")
         gate_a.open()
         gate_b.open()
-        wait_for("alpha to see the second conflict", lambda: alpha.status()["sync"]["state"] == "conflict")
+        wait_until(
+            lambda: alpha.status()["sync"]["state"] == "conflict",
+            WAIT_DEADLINE,
+            what="alpha to see the second conflict",
+        )
 
         # This time beta's side wins: alpha takes beta's configuration.
         result = alpha.post("/ha/resolve", {"winner": "peer"}, expect=200).json()
@@ -184,5 +233,9 @@ def test_divergent_edits_in_a_split_brain_conflict_until_the_operator_picks_a_si
         assert names(alpha) == ["a-only", "b-two", "web"]
         head = alpha.head()
         assert head is not None and head["message"].startswith("forced by beta") and head["lineage"] == beta.head()["lineage"]  # type: ignore[index]
-        wait_for("both in sync again", lambda: alpha.status()["sync"]["state"] == "in_sync" == beta.status()["sync"]["state"])
+        wait_until(
+            lambda: alpha.status()["sync"]["state"] == "in_sync" == beta.status()["sync"]["state"],
+            WAIT_DEADLINE,
+            what="both in sync again",
+        )
         assert alpha.get("/audit?action=ha.resolve")["count"] == 2

@@ -13,7 +13,8 @@ import httpx
 
 from apitest import WEB
 from fulcrum.ha import peer_auth
-from hanode import Node, pair, two_nodes, wait_for
+from hanode import WAIT_DEADLINE, Node, pair, two_nodes
+from lab.wait import wait_until
 
 
 def every_get(node: Node) -> dict[str, str]:
@@ -41,7 +42,11 @@ def test_the_pair_key_is_in_no_answer_event_audit_entry_or_log_and_its_database_
         alpha.commit("web")
         pair(alpha, beta)
         beta.login("admin")  # alpha's accounts replaced beta's
-        wait_for("the pair in sync", lambda: alpha.status()["sync"]["state"] == "in_sync" == beta.status()["sync"]["state"])
+        wait_until(
+            lambda: alpha.status()["sync"]["state"] == "in_sync" == beta.status()["sync"]["state"],
+            WAIT_DEADLINE,
+            what="the pair in sync",
+        )
         key = alpha.sql("SELECT key FROM ha_pairing")[0][0]
         assert beta.sql("SELECT key FROM ha_pairing")[0][0] == key
         forms = {key, key.upper(), base64.b64encode(bytes.fromhex(key)).decode()}

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from fulcrum.ha.tls import served_fingerprint
 from apitest import WEB
-from hanode import Node, in_sync, pair, two_nodes, wait_for
+from hanode import WAIT_DEADLINE, Node, in_sync, pair, two_nodes
+from lab.wait import wait_until
 
 
 def fingerprint(node: Node) -> str:
@@ -27,7 +28,9 @@ def test_each_node_pins_the_others_certificate_refuses_another_and_takes_a_signe
         # Pinned on both sides from the pairing transcript: the peer's, and this node's as announced.
         assert alpha.sql("SELECT peer_certificate, announced_certificate FROM ha_pairing") == [(beta_cert, alpha_cert)]
         assert beta.sql("SELECT peer_certificate, announced_certificate FROM ha_pairing") == [(alpha_cert, beta_cert)]
-        status = wait_for("alpha to see beta", lambda: (s := alpha.status())["peer"]["reachable"] and s)
+        status = wait_until(
+            lambda: (s := alpha.status())["peer"]["reachable"] and s, WAIT_DEADLINE, what="alpha to see beta",
+        )
         assert status["node"]["certificate"] == alpha_cert
         assert status["peer"]["certificate"] == beta_cert and status["peer"]["untrusted_certificate"] is None
 
@@ -37,7 +40,11 @@ def test_each_node_pins_the_others_certificate_refuses_another_and_takes_a_signe
         other = beta.new_certificate()
         beta.env["FULCRUM_HA_SYNC_INTERVAL"] = "0"
         beta.start()
-        refused = wait_for("alpha to refuse beta's new certificate", lambda: (s := alpha.status())["peer"]["untrusted_certificate"] == other and s)
+        refused = wait_until(
+            lambda: (s := alpha.status())["peer"]["untrusted_certificate"] == other and s,
+            WAIT_DEADLINE,
+            what="alpha to refuse beta's new certificate",
+        )
         assert refused["peer"]["reachable"] is False and refused["sync"]["state"] == "unreachable"
         assert f"presented a certificate with SHA-256 {other}, not the pinned {beta_cert}" in refused["sync"]["message"]
         alarms = alpha.get("/events?kind=ha.peer_untrusted")
@@ -49,9 +56,10 @@ def test_each_node_pins_the_others_certificate_refuses_another_and_takes_a_signe
         beta.stop()
         beta.env["FULCRUM_HA_SYNC_INTERVAL"] = "0.3"
         beta.start()
-        trusted = wait_for(
-            "alpha to trust beta's renewed certificate",
+        trusted = wait_until(
             lambda: (s := alpha.status())["peer"]["reachable"] and s["peer"]["untrusted_certificate"] is None and s,
+            WAIT_DEADLINE,
+            what="alpha to trust beta's renewed certificate",
         )
         assert trusted["peer"]["certificate"] == other
         assert alpha.sql("SELECT peer_certificate FROM ha_pairing") == [(other,)]
@@ -60,7 +68,7 @@ def test_each_node_pins_the_others_certificate_refuses_another_and_takes_a_signe
         # Replication works over the re-pinned link.
         alpha.post("/services", WEB, expect=201)
         alpha.commit("after the renewal")
-        wait_for("beta to take alpha's revision", lambda: in_sync(alpha, beta))
+        wait_until(lambda: in_sync(alpha, beta), WAIT_DEADLINE, what="beta to take alpha's revision")
 
 
 def test_pairing_is_refused_when_the_certificate_seen_is_not_the_one_the_peer_serves(tmp_path: Path) -> None:

@@ -8,6 +8,8 @@ import os
 import time
 from pathlib import Path
 
+from fulcrum.apply.keepalived_control import pid_of
+
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -49,8 +51,5 @@ def pids(env) -> dict[str, int | None]:
     """The appliance's processes: the API, and keepalived's parent and checker child."""
     found: dict[str, int | None] = {"api": env.api.pid}
     for name in ("keepalived", "keepalived-checkers"):
-        try:
-            found[name] = int((env.api.state_dir / f"{name}.pid").read_text().split()[0])
-        except (OSError, ValueError, IndexError):
-            found[name] = None
+        found[name] = pid_of(env.api.state_dir / f"{name}.pid")
     return found

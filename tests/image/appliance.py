@@ -12,15 +12,20 @@ import os
 import re
 import socket
 import ssl
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 import pexpect
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the lab package
+
+from lab.wait import wait_until  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 RUN_VM = REPO / "image/run-vm"
@@ -33,8 +38,6 @@ SHELL_PROMPT = "FULCRUM-SHELL# "
 BOOT_TIMEOUT = float(os.environ.get("FULCRUM_IMAGE_BOOT_TIMEOUT", 900))
 API_TIMEOUT = float(os.environ.get("FULCRUM_IMAGE_API_TIMEOUT", 600))
 
-T = TypeVar("T")
-
 
 class ApplianceError(AssertionError):
     pass
@@ -44,23 +47,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-def poll(what: str, check: Callable[[], T | None], timeout: float, interval: float = 2.0) -> T:
-    """Call `check` until it returns something other than None; fail with `what` at the deadline."""
-    deadline = time.monotonic() + timeout
-    last_error: Exception | None = None
-    while True:
-        try:
-            value = check()
-        except (httpx.HTTPError, OSError, ApplianceError) as error:
-            value, last_error = None, error
-        if value is not None:
-            return value
-        if time.monotonic() >= deadline:
-            detail = f" (last error: {last_error})" if last_error else ""
-            raise ApplianceError(f"timed out after {timeout:g} s waiting for {what}{detail}")
-        time.sleep(interval)
 
 
 @dataclass
@@ -178,7 +164,8 @@ class Appliance:
             with self.api() as client:
                 return True if client.get("/health").status_code == 200 else None
 
-        poll("the API's /health over HTTPS (certificate pinned to the console's fingerprint)", healthy, timeout)
+        what = "the API's /health over HTTPS (certificate pinned to the console's fingerprint)"
+        wait_until(healthy, timeout, what=what, interval=2.0)
         return time.monotonic() - self.booted_at
 
     def ip_addresses(self, run: Callable[[str, float], str], interface: str) -> list[dict[str, Any]]:

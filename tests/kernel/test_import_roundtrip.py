@@ -8,6 +8,8 @@ apply engine would write for the imported configuration, run by the same keepali
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ import pytest
 from fulcrum.config.snapshot import ConfigSnapshot, Node
 from fulcrum.importer import ImportFormat, import_text
 from fulcrum.render.keepalived import RuntimePaths, render_keepalived
+import lab
 from lab import ipvs, keepalived
 from lab.netns import NetNS
 from lab.wait import wait_until
@@ -29,35 +32,59 @@ def saved(ns: NetNS) -> list[str]:
     return sorted(ipvs.ipvsadm(ns, "-S", "-n").splitlines())
 
 
-def namespace(label: str, local: list[str]) -> NetNS:
-    """A namespace with `local` addresses on lo, there before keepalived's first check."""
-    ns = NetNS(label)
+@dataclass(frozen=True)
+class Pair:
+    """The two namespaces every test compares: the original set-up's and Fulcrum's."""
+
+    original: NetNS
+    fulcrum: NetNS
+
+
+@pytest.fixture(scope="module")
+def namespaces() -> Iterator[Pair]:
+    """One pair of namespaces for the whole module (creating and deleting them per test was most
+    of its time in the VM); deleted when the module ends, pass or fail."""
+    with lab.scope("import round trip"):
+        yield Pair(NetNS("original"), NetNS("fulcrum"))
+
+
+@pytest.fixture
+def pair(namespaces: Pair) -> Pair:
+    """The shared pair, empty at the start of each test and emptied again after it (the test's own
+    cleanup scope: keepalived stops first, then its IPVS table and the addresses on lo go)."""
+    for ns in (namespaces.original, namespaces.fulcrum):
+        assert saved(ns) == [], f"{ns} still holds a previous test's IPVS table"
+        lab.defer(ipvs.ipvsadm, ns, "-C")
+        lab.defer(ns.ip, "address", "flush", "dev", "lo", "scope", "global")
+    return namespaces
+
+
+def add_local(ns: NetNS, local: list[str]) -> None:
+    """`local` addresses on lo, there before keepalived's first check."""
     for address in local:
         ns.ip("address", "add", address, "dev", "lo")
-    return ns
 
 
-def run_fulcrum(text: str, tmp_path: Path, local: list[str] | None = None) -> tuple[NetNS, ConfigSnapshot]:
-    """keepalived with Fulcrum's rendering of the imported `text`, in a namespace of its own."""
+def run_fulcrum(ns: NetNS, text: str, tmp_path: Path, local: list[str] | None = None) -> ConfigSnapshot:
+    """keepalived with Fulcrum's rendering of the imported `text`, in namespace `ns`."""
     result = import_text(ImportFormat.AUTO, text)
     snapshot = ConfigSnapshot(services=result.services, vip_groups=result.vip_groups, node=Node.model_validate(result.node))
     workdir = tmp_path / "fulcrum"
     workdir.mkdir()
     conf = workdir / "keepalived.conf"
     conf.write_text(render_keepalived(snapshot, RuntimePaths()))
-    ns = namespace("fulcrum", local or [])
+    add_local(ns, local or [])
     keepalived.start(ns, conf)
-    return ns, snapshot
+    return snapshot
 
 
-def run_original(conf_text: str, tmp_path: Path, local: list[str]) -> NetNS:
+def run_original(ns: NetNS, conf_text: str, tmp_path: Path, local: list[str]) -> None:
     workdir = tmp_path / "original"
     workdir.mkdir()
     conf = workdir / "keepalived.conf"
     conf.write_text(conf_text)
-    ns = namespace("original", local)
+    add_local(ns, local)
     keepalived.start(ns, conf)
-    return ns
 
 
 def assert_same_tables(original: NetNS, fulcrum: NetNS, expect_real_servers: bool) -> None:
@@ -74,13 +101,12 @@ def assert_same_tables(original: NetNS, fulcrum: NetNS, expect_real_servers: boo
 
 
 @pytest.mark.parametrize("scheduler", SCHEDULERS)
-def test_seed_script(scheduler: str, tmp_path: Path) -> None:
+def test_seed_script(scheduler: str, pair: Pair, tmp_path: Path) -> None:
     script = (FIXTURES / "seed" / f"{scheduler}.sh").read_text()
-    original = NetNS("seed")
-    ipvs.restore(original, [line for line in script.splitlines() if line.startswith(("-A", "-a"))])
-    fulcrum, _ = run_fulcrum(script, tmp_path)
-    assert_same_tables(original, fulcrum, expect_real_servers=True)
-    assert f"-A -t 202.103.106.5:80 -s {scheduler}" in saved(fulcrum)
+    ipvs.restore(pair.original, [line for line in script.splitlines() if line.startswith(("-A", "-a"))])
+    run_fulcrum(pair.fulcrum, script, tmp_path)
+    assert_same_tables(pair.original, pair.fulcrum, expect_real_servers=True)
+    assert f"-A -t 202.103.106.5:80 -s {scheduler}" in saved(pair.fulcrum)
 
 
 # Real servers exist only as addresses on lo, where given: PING_CHECK then passes, so both tables
@@ -95,10 +121,10 @@ SAMPLES = {
 
 
 @pytest.mark.parametrize("sample", sorted(SAMPLES))
-def test_keepalived_sample(sample: str, tmp_path: Path) -> None:
+def test_keepalived_sample(sample: str, pair: Pair, tmp_path: Path) -> None:
     text = (FIXTURES / "keepalived" / sample).read_text()
     local, expect_real_servers = SAMPLES[sample]
-    original = run_original(text, tmp_path, local)
-    fulcrum, snapshot = run_fulcrum(text, tmp_path, local)
+    run_original(pair.original, text, tmp_path, local)
+    snapshot = run_fulcrum(pair.fulcrum, text, tmp_path, local)
     assert snapshot.services
-    assert_same_tables(original, fulcrum, expect_real_servers)
+    assert_same_tables(pair.original, pair.fulcrum, expect_real_servers)

@@ -36,6 +36,7 @@ from typing import Any
 
 import httpx
 
+from fulcrum.apply.keepalived_control import pid_of
 from lab.cmd import Exec, python_argv
 from lab.defer import defer
 from lab.netns import run_in
@@ -166,11 +167,7 @@ class Appliance(Exec):
         return self.start()
 
     def keepalived_pid(self) -> int | None:
-        try:
-            pid = int((self.state_dir / "keepalived.pid").read_text().split()[0])
-            return pid if Path(f"/proc/{pid}/comm").read_text().strip() == "keepalived" else None
-        except (OSError, ValueError, IndexError):
-            return None
+        return pid_of(self.state_dir / "keepalived.pid")
 
     def stop_keepalived(self, timeout: float = 15) -> None:
         """SIGTERM the keepalived the engine started (it removes its IPVS services and VIPs);
@@ -182,12 +179,8 @@ class Appliance(Exec):
             while self.keepalived_pid() == pid and time.monotonic() < deadline:
                 time.sleep(0.1)
         for name in KEEPALIVED_PIDFILES:  # whatever is left, children included
-            try:
-                pid = int((self.state_dir / name).read_text().split()[0])
-                if Path(f"/proc/{pid}/comm").read_text().strip() == "keepalived":
-                    _signal(pid, signal.SIGKILL)
-            except (OSError, ValueError, IndexError):
-                pass
+            if (pid := pid_of(self.state_dir / name)) is not None:
+                _signal(pid, signal.SIGKILL)
 
     # --- HTTP -------------------------------------------------------------------------------
 

@@ -17,6 +17,14 @@ class StopWaiting(Exception):
     """Raised by a probe when waiting longer cannot help (e.g. the process it waits for died)."""
 
 
+# A probe that raises one of these has a bug (a wrong name, attribute or argument): no amount of
+# waiting fixes it, so it fails at once instead of after the timeout, with its own traceback.
+PROBE_BUGS: tuple[type[Exception], ...] = (
+    TypeError, AttributeError, NameError, ImportError, NotImplementedError,
+)
+_PROPAGATE = (StopWaiting, *PROBE_BUGS)
+
+
 def wait_until(
     probe: Callable[[], Any],
     timeout: float = 30,
@@ -27,9 +35,9 @@ def wait_until(
 ) -> Any:
     """Call probe() until it returns `expect` (default: anything truthy); return that value.
 
-    An exception from probe counts as "not yet", except StopWaiting, which propagates. On
-    timeout, raise WaitTimeout naming `what`, the expected value and the last value (or
-    exception) seen.
+    An exception from probe counts as "not yet", except StopWaiting and PROBE_BUGS, which
+    propagate at once. On timeout, raise WaitTimeout naming `what`, the expected value and the
+    last value (or exception) seen.
     """
     deadline = time.monotonic() + timeout
     tries = 0
@@ -39,7 +47,7 @@ def wait_until(
             got, error = probe(), None
             if (bool(got) if expect is _ANY_TRUTHY else got == expect):
                 return got
-        except StopWaiting:
+        except _PROPAGATE:
             raise
         except Exception as exc:  # the thing may just not exist yet
             got, error = None, exc

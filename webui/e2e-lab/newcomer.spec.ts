@@ -1,6 +1,6 @@
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
 import { mkdirSync } from 'node:fs';
-import { login, nav } from '../e2e/helpers';
+import { login, nav, settled } from '../e2e/helpers';
 
 // Against `make demo`'s HA pair (webui/e2e-lab/run): real IPVS, keepalived and a client whose
 // requests to 10.77.0.101:8080 fail until someone creates a service there. A newcomer does,
@@ -12,9 +12,16 @@ const SHOTS = 'e2e-lab-screenshots';
 mkdirSync(SHOTS, { recursive: true });
 
 async function shot(page: Page, name: string) {
-  await page.waitForTimeout(800); // the event stream never lets the network go idle
+  await settled(page);
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+}
+
+/** The time (ms) of the newest point of the `shop` service's 5-minute history, 0 if none. */
+async function shopNewestPoint(request: APIRequestContext): Promise<number> {
+  const response = await request.get('/api/v1/stats/history?service=shop&range=5m');
+  const points: { t: string }[] = response.ok() ? (await response.json()).points : [];
+  return points.length ? Date.parse(points[points.length - 1].t) : 0;
 }
 
 /** The `shop` service's connection count in /stats/current (the browser's session), if applied. */
@@ -70,7 +77,9 @@ test('a newcomer creates a working service on the demo pair and watches its traf
   for (const address of ['10.77.1.21', '10.77.1.22']) {
     await expect(page.getByTestId(`backend-${address}`).locator('td').nth(5)).not.toHaveText(/^(0|—)$/, { timeout: 60_000 });
   }
-  await page.waitForTimeout(15_000); // a few more points on the live charts for the screenshot
+  // A few more points on the live charts for the screenshot: 15 more seconds of history.
+  const newest = await shopNewestPoint(page.request);
+  await expect.poll(() => shopNewestPoint(page.request), { timeout: 120_000, intervals: [2_000] }).toBeGreaterThanOrEqual(newest + 15_000);
   await shot(page, 'newcomer-4-traffic');
 
   // The standby got it by replication, refuses edits, and says where to make them.

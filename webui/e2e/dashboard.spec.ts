@@ -1,5 +1,16 @@
 import { expect, test } from '@playwright/test';
-import { ADMIN, OPERATOR, VIEWER, login, logApiErrors, nav, setTheme, shoot } from './helpers';
+import {
+  ADMIN,
+  OPERATOR,
+  VIEWER,
+  expectSessionHolds,
+  login,
+  logApiErrors,
+  nav,
+  recordRefusals,
+  setTheme,
+  shoot,
+} from './helpers';
 
 // One story against one real API and database, in order: each step builds on the previous one.
 test.describe.configure({ mode: 'serial' });
@@ -14,14 +25,11 @@ test('first-run setup creates the admin and opens the overview', async ({ page }
   await expect(page.getByText('At least 12 characters; a passphrase is best')).toBeVisible();
   await page.getByLabel(/^Password/).fill(ADMIN.password);
   await page.getByLabel('Repeat password').fill(ADMIN.password);
+  const refused = recordRefusals(page);
   await page.getByRole('button', { name: 'Create administrator' }).click();
-  await page.waitForTimeout(1500);
-  if (await page.getByRole('button', { name: 'Sign in' }).isVisible()) {
-    // The API race (see helpers.login) can end the fresh session; the account exists all the same.
-    console.log('setup session bounced (API commit-after-response race); signing in');
-    await login(page, ADMIN);
-  }
-  await expect(page.getByRole('heading', { name: 'Overview' })).toBeVisible();
+  // The setup's session is used at once: a bounce to the login page is the commit-after-response
+  // regression (helpers.login, tests/api/test_concurrency.py), so it fails here.
+  await expectSessionHolds(page, refused);
   // Honest about this host: no IPVS in the kernel.
   await expect(page.getByText('Data plane unavailable')).toBeVisible();
 });
@@ -424,6 +432,43 @@ test('every page renders: screenshots in both themes', async ({ page }) => {
   await page.getByRole('button', { name: 'Create token' }).click();
   await expect(page.getByTestId('new-token')).toContainText(/\S{20,}/);
   await shoot(page, 'tokens', { phone: false });
+});
+
+test('VIP groups: add one, edit it; the edit is a pending change the plan shows', async ({ page }) => {
+  await login(page, ADMIN);
+  await nav(page, 'High availability');
+  await page.getByRole('button', { name: 'Add VIP group' }).click();
+  const add = page.getByRole('dialog', { name: 'Add a VIP group' });
+  await add.getByLabel('Name').fill('front');
+  await add.getByLabel('Virtual router ID').fill('51');
+  await add.getByLabel('Addresses', { exact: true }).fill('192.0.2.100/24');
+  await add.getByRole('button', { name: 'Add' }).click();
+  const row = page.getByRole('row', { name: /front/ });
+  await expect(row).toContainText('192.0.2.100/24');
+  await expect(row).toContainText('no');
+
+  await row.getByRole('button', { name: 'Edit VIP group front' }).click();
+  const edit = page.getByRole('dialog', { name: 'Edit VIP group front' });
+  await expect(edit.getByLabel('Addresses', { exact: true })).toHaveValue('192.0.2.100/24');
+  await expect(edit.getByLabel('Virtual router ID')).toHaveValue('51');
+  await edit.getByLabel('Addresses', { exact: true }).fill('192.0.2.100/24, 192.0.2.101/24');
+  await edit.getByLabel(/^Preempt/).check();
+  await edit.getByRole('button', { name: 'Save' }).click();
+  await expect(edit).toBeHidden();
+  await expect(row).toContainText('192.0.2.100/24, 192.0.2.101/24');
+  await expect(row).toContainText('yes');
+  const stored = await (await page.request.get('/api/v1/vip-groups')).json();
+  expect(stored.data).toEqual([expect.objectContaining({ name: 'front', addresses: ['192.0.2.100/24', '192.0.2.101/24'], preempt: true })]);
+
+  // Not applied: the review lists both addresses the (edited) group brings.
+  await page.getByRole('button', { name: 'Review & apply' }).click();
+  const review = page.getByRole('dialog', { name: 'Review pending changes' });
+  await expect(review.getByText(/appears in VIP group front/)).toHaveCount(2);
+  await review.getByRole('button', { name: 'Keep editing' }).click();
+  // Back to no VIP group, for the tests that follow.
+  await row.getByRole('button', { name: 'Delete VIP group front' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+  await expect(row).toBeHidden();
 });
 
 // A measurement, printed for the record: timings are not asserted (a busy CI host would make a

@@ -18,17 +18,38 @@ export function logApiErrors(page: Page) {
   });
 }
 
+/** Every API call answered 401 from now on (the sign-in itself aside): a fresh session refused. */
+export function recordRefusals(page: Page): string[] {
+  const refused: string[] = [];
+  page.on('response', (response) => {
+    const url = response.url();
+    if (url.includes('/api/') && !url.includes('/auth/login') && response.status() === 401) {
+      refused.push(`${response.request().method()} ${url}`);
+    }
+  });
+  return refused;
+}
+
+/**
+ * The overview has loaded with the new session and stayed. The API commits before it answers,
+ * so the session is valid for the requests that follow: the overview's own queries (the HA card
+ * shows once /ha/status answered) must not be refused, and no bounce back to the login page.
+ */
+export async function expectSessionHolds(page: Page, refused: string[]) {
+  await expect(page.getByRole('heading', { name: 'Overview' })).toBeVisible();
+  await expect(page.getByTestId('ha-card-role')).toBeVisible();
+  expect(refused, 'API calls refused right after signing in').toEqual([]);
+  await expect(page.getByRole('button', { name: 'Sign in' })).toBeHidden();
+}
+
 export async function login(page: Page, user: { username: string; password: string }) {
   logApiErrors(page);
   await page.goto('/');
   await page.getByLabel('Username').fill(user.username);
   await page.getByLabel('Password').fill(user.password);
+  const refused = recordRefusals(page); // from here: the login page's own /auth/me was a 401
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page.getByRole('heading', { name: 'Overview' })).toBeVisible();
-  // The API commits before it answers, so the session is valid for the requests that follow:
-  // a bounce back to the login page would be a regression.
-  await page.waitForTimeout(500);
-  await expect(page.getByRole('heading', { name: 'Overview' })).toBeVisible();
+  await expectSessionHolds(page, refused);
 }
 
 export async function setTheme(page: Page, scheme: 'light' | 'dark') {
@@ -38,18 +59,35 @@ export async function setTheme(page: Page, scheme: 'light' | 'dark') {
 
 /** A full-page screenshot at desktop width, and one at phone width. */
 export async function shoot(page: Page, name: string, { phone = true } = {}) {
-  // The SSE stream keeps a request open, so "network idle" never comes: let rendering settle.
-  await page.waitForTimeout(600);
+  await settled(page);
   // From the top: a full-page shot of a scrolled page draws the fixed header mid-page.
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: `${SHOTS}/${name}-1280.png`, fullPage: true });
   if (phone) {
     const size = page.viewportSize();
     await page.setViewportSize({ width: 390, height: 844 });
-    await page.waitForTimeout(300);
+    await settled(page);
     await page.screenshot({ path: `${SHOTS}/${name}-phone.png`, fullPage: true });
     if (size) await page.setViewportSize(size);
   }
+}
+
+/**
+ * Rendering has settled: no page is loading and no transition is running (a spinner's endless
+ * animation aside). The SSE stream keeps a request open, so "network idle" never comes.
+ */
+export async function settled(page: Page) {
+  await expect(page.getByLabel('Loading', { exact: true })).toHaveCount(0);
+  await expect
+    .poll(() =>
+      page.evaluate(
+        () =>
+          document
+            .getAnimations()
+            .filter((a) => a.playState === 'running' && a.effect?.getTiming().iterations !== Infinity).length,
+      ),
+    )
+    .toBe(0);
 }
 
 /** Follow a link of the main navigation. */

@@ -97,10 +97,6 @@ class ApplyRejected(AppError):
     status_code = 422
 
 
-class DataplaneUnreachable(AppError):
-    status_code = 503
-
-
 def install_error_handler(app: FastAPI) -> None:
     @app.exception_handler(AppError)
     async def _handle(_: Request, exc: AppError) -> JSONResponse:

@@ -53,7 +53,7 @@ TOKEN_USE_FLUSH_SECONDS = 60
 
 
 def _operation_id(route: APIRoute) -> str:
-    # "services-create_service": the generated client strips the tag: ServicesService.createService.
+    # "services-create_service": the generated SDK exports it as the function servicesCreateService.
     return f"{route.tags[0]}-{route.name}" if route.tags else route.name
 
 

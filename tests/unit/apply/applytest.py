@@ -5,14 +5,18 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from fulcrum.apply.engine import EngineConfig
 from fulcrum.apply.keepalived_control import keepalived_argv, pid_of
-from fulcrum.apply.tools import poll
 from fulcrum.config.snapshot import ConfigSnapshot
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: the lab package
+
+from lab.wait import WaitTimeout, wait_until  # noqa: E402
 
 IPVS_PRESENT = Path("/proc/net/ip_vs").exists()
 # The interface VRRP runs on in test snapshots; created as a bridge (no extra kernel module).
@@ -62,7 +66,9 @@ def stop_test_keepalived(pidfile: Path) -> None:
     if pid is None:
         return
     os.kill(pid, signal.SIGTERM)
-    if poll(lambda: True if pid_of(pidfile) is None else None, timeout=15) is None:
+    try:
+        wait_until(lambda: pid_of(pidfile) is None, 15, what=f"keepalived {pid} to exit")
+    except WaitTimeout:
         os.kill(pid, signal.SIGKILL)
 
 

@@ -21,9 +21,9 @@ from fulcrum.apply.client import ApplierError, LocalApplier, SocketApplier
 from fulcrum.apply.daemon import MAX_REQUEST_BYTES, ApplyServer
 from fulcrum.apply.engine import ApplyEngine
 from fulcrum.apply.result import ApplyOutcome, ApplyResult, DataplaneStats, DataplaneStatus
-from fulcrum.apply.tools import poll
 
 from applytest import IPVS_PRESENT, Paths, make_snapshot
+from lab.wait import wait_until
 
 
 @pytest.fixture
@@ -222,7 +222,7 @@ def test_the_installed_command_serves_and_stops_on_sigterm(paths: Paths, socket_
         text=True,
     )
     try:
-        assert poll(lambda: True if path.exists() else None, timeout=20), "the socket never appeared"
+        wait_until(path.exists, 20, what=f"applyd's socket {path}")
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         applier = SocketApplier(path)
         assert applier.status().applied_revision is None

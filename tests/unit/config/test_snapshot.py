@@ -74,7 +74,9 @@ def test_snapshot_rejects_clashing_listeners_fwmarks_and_vrids() -> None:
     group = {"virtual_router_id": 7, "addresses": ["192.0.2.10/24"]}
     rejects("VRID 7 is already used", lambda: ConfigSnapshot(vip_groups=[VipGroup(name="a", **group), VipGroup(name="b", **{**group, "addresses": ["192.0.2.11/24"]})]))
     # The same VRID is fine once per address family (VRRPv3 runs IPv4 and IPv6 separately).
-    ConfigSnapshot(vip_groups=[VipGroup(name="a", **group), VipGroup(name="b", virtual_router_id=7, addresses=["2001:db8::10/64"])])
+    v6 = VipGroup(name="b", virtual_router_id=7, addresses=["2001:db8::10/64"])
+    snapshot = ConfigSnapshot(vip_groups=[VipGroup(name="a", **group), v6])
+    assert [g.name for g in snapshot.vip_groups] == ["a", "b"]
 
 
 def test_vip_group_is_one_family() -> None:

@@ -67,8 +67,13 @@ def test_a_special_address_is_no_vip_group_address(address: str, reason: str) ->
 
 
 def test_ordinary_addresses_still_pass() -> None:
-    Service.model_validate({"name": "web", "address": "192.0.2.10", "ports": [80], "backends": [{"address": "10.0.0.1"}, {"address": "169.254.0.5"}]})
-    VipGroup.model_validate({"name": "g", "virtual_router_id": 1, "addresses": ["192.0.2.10/24", "192.0.2.11/31", "198.51.100.255/32"]})
+    backends = [{"address": "10.0.0.1"}, {"address": "169.254.0.5"}]
+    fields = {"name": "web", "address": "192.0.2.10", "ports": [80], "backends": backends}
+    service = Service.model_validate(fields)
+    assert [str(backend.address) for backend in service.backends] == ["10.0.0.1", "169.254.0.5"]
+    addresses = ["192.0.2.10/24", "192.0.2.11/31", "198.51.100.255/32"]
+    group = VipGroup.model_validate({"name": "g", "virtual_router_id": 1, "addresses": addresses})
+    assert [str(address) for address in group.addresses] == addresses
 
 
 def test_a_management_allow_list_needs_ports() -> None:

@@ -67,10 +67,12 @@ def test_a_timestamp_outside_the_window_is_refused(offset: int, session: Session
         verify_request(KEY, StoredNonces(session), "GET", PATH, headers, b"", now=now)
 
 
-def test_within_the_window_is_accepted(session: Session) -> None:
-    now = time.time()
-    headers = headers_of(sign_request(KEY, "alpha", "GET", PATH, b"", now=now - CLOCK_SKEW + 1))
-    verify_request(KEY, StoredNonces(session), "GET", PATH, headers, b"", now=now)
+@pytest.mark.parametrize("offset", [-CLOCK_SKEW, 0, CLOCK_SKEW])
+def test_within_the_window_is_accepted(offset: int, session: Session) -> None:
+    now = float(int(time.time()))  # timestamps are whole seconds: the window's edges are exact
+    signed = sign_request(KEY, "alpha", "GET", PATH, b"", now=now + offset)
+    accepted = verify_request(KEY, StoredNonces(session), "GET", PATH, headers_of(signed), b"", now=now)
+    assert accepted == signed
 
 
 def test_missing_or_malformed_headers_are_named(session: Session) -> None:
@@ -86,7 +88,8 @@ def test_missing_or_malformed_headers_are_named(session: Session) -> None:
 def test_nonces_are_remembered_for_longer_than_a_timestamp_passes(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
     now = float(int(time.time()))
     headers = headers_of(sign_request(KEY, "alpha", "GET", PATH, b"", now=now))
-    verify_request(KEY, StoredNonces(session), "GET", PATH, headers, b"", now=now)
+    accepted = verify_request(KEY, StoredNonces(session), "GET", PATH, headers, b"", now=now)
+    assert accepted.nonce == headers["x-fulcrum-nonce"]
     assert NONCE_MEMORY > 2 * CLOCK_SKEW
     # Until the timestamp can no longer pass, the nonce is refused; then it is forgotten.
     monkeypatch.setattr(clock, "now", lambda: now + CLOCK_SKEW)

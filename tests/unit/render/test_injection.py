@@ -737,7 +737,9 @@ def _set(raw: dict[str, Any], path: str, value: object) -> dict[str, Any]:
 
 
 def test_the_base_snapshot_is_valid() -> None:
-    ConfigSnapshot.model_validate(_base_snapshot())
+    """The base the injection tests vary: valid, with a service and a VIP group to carry the fields."""
+    snapshot = ConfigSnapshot.model_validate(_base_snapshot())
+    assert snapshot.services and snapshot.vip_groups
 
 
 @pytest.mark.parametrize("path", sorted(STRING_FIELDS))

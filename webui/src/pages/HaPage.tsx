@@ -1,12 +1,20 @@
-import { Alert, Button, Card, Checkbox, Group, Modal, NumberInput, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { ActionIcon, Alert, Button, Card, Checkbox, Group, Modal, NumberInput, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useForm } from '@mantine/form';
-import { IconPlus } from '@tabler/icons-react';
+import { IconEdit, IconPlus } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { errorMessage } from '../api/errors';
-import { createVipGroupMutation, deleteVipGroupMutation, haStatusQuery, nodeQuery, patchNodeMutation, vipGroupsQuery } from '../api/queries/ha';
+import {
+  createVipGroupMutation,
+  deleteVipGroupMutation,
+  haStatusQuery,
+  nodeQuery,
+  patchNodeMutation,
+  updateVipGroupMutation,
+  vipGroupsQuery,
+} from '../api/queries/ha';
 import { useCan } from '../auth/useCurrentUser';
-import type { Node } from '../client/types.gen';
+import type { Node, VipGroupRead } from '../client/types.gen';
 import { ConsoleAccessCard } from '../components/ha/ConsoleAccessCard';
 import { PeerCard, SplitBrainAlert, ThisNodeCard } from '../components/ha/NodeCards';
 import { PairingCard } from '../components/ha/PairingCard';
@@ -63,7 +71,8 @@ function VipGroupsCard() {
   const canEdit = useCan('editHa');
   const queryClient = useQueryClient();
   const remove = useMutation(deleteVipGroupMutation(queryClient));
-  const [adding, setAdding] = useState(false);
+  // 'new' for the add form, a group for its edit form.
+  const [editing, setEditing] = useState<VipGroupRead | 'new' | null>(null);
   return (
     <Card withBorder padding={0}>
       <Group justify="space-between" p="sm">
@@ -74,7 +83,7 @@ function VipGroupsCard() {
           </Text>
         </div>
         {canEdit && (
-          <Button size="xs" variant="light" leftSection={<IconPlus size={14} />} onClick={() => setAdding(true)}>
+          <Button size="xs" variant="light" leftSection={<IconPlus size={14} />} onClick={() => setEditing('new')}>
             Add VIP group
           </Button>
         )}
@@ -101,12 +110,17 @@ function VipGroupsCard() {
                 <Table.Td>{g.preempt ? 'yes' : 'no'}</Table.Td>
                 {canEdit && (
                   <Table.Td>
-                    <ConfirmDeleteButton
-                      title={`Delete VIP group ${g.name}?`}
-                      consequence="Its addresses stop moving between the nodes once applied."
-                      confirmLabel="Delete"
-                      onConfirm={() => remove.mutate(g.id)}
-                    />
+                    <Group gap={4} wrap="nowrap">
+                      <ActionIcon variant="subtle" aria-label={`Edit VIP group ${g.name}`} onClick={() => setEditing(g)}>
+                        <IconEdit size={16} />
+                      </ActionIcon>
+                      <ConfirmDeleteButton
+                        title={`Delete VIP group ${g.name}?`}
+                        consequence="Its addresses stop moving between the nodes once applied."
+                        confirmLabel="Delete"
+                        onConfirm={() => remove.mutate(g.id)}
+                      />
+                    </Group>
                   </Table.Td>
                 )}
               </Table.Tr>
@@ -119,16 +133,25 @@ function VipGroupsCard() {
           No VIP groups: service addresses do not fail over.
         </Text>
       )}
-      {adding && <VipGroupModal onClose={() => setAdding(false)} />}
+      {editing && <VipGroupModal group={editing === 'new' ? undefined : editing} onClose={() => setEditing(null)} />}
     </Card>
   );
 }
 
-function VipGroupModal({ onClose }: { onClose: () => void }) {
+/** Adds a VIP group, or edits `group`: either way a pending change, applied with the next revision. */
+function VipGroupModal({ group, onClose }: { group?: VipGroupRead; onClose: () => void }) {
   const queryClient = useQueryClient();
   const create = useMutation(createVipGroupMutation(queryClient));
+  const update = useMutation(updateVipGroupMutation(queryClient));
+  const save = group ? update : create;
   const form = useForm({
-    initialValues: { name: '', virtual_router_id: 51 as number | string, addresses: '', advert_interval: 0.1 as number | string, preempt: false },
+    initialValues: {
+      name: group?.name ?? '',
+      virtual_router_id: (group?.virtual_router_id ?? 51) as number | string,
+      addresses: group?.addresses.join(', ') ?? '',
+      advert_interval: (group?.advert_interval ?? 0.1) as number | string,
+      preempt: group?.preempt ?? false,
+    },
     validate: {
       name: (v) => (NAME_PATTERN.test(v) ? null : 'Letters, digits, ".", "_", "-"'),
       virtual_router_id: (v) => (Number.isInteger(Number(v)) && Number(v) >= 1 && Number(v) <= 255 ? null : '1 to 255, unique on this network'),
@@ -140,16 +163,15 @@ function VipGroupModal({ onClose }: { onClose: () => void }) {
       },
     },
   });
-  const formError = useServerErrors(form, create.error, (path) => path.replace(/^addresses\.\d+$/, 'addresses'));
+  const formError = useServerErrors(form, save.error, (path) => path.replace(/^addresses\.\d+$/, 'addresses'));
   return (
-    <Modal opened onClose={onClose} title="Add a VIP group">
+    <Modal opened onClose={onClose} title={group ? `Edit VIP group ${group.name}` : 'Add a VIP group'}>
       <form
-        onSubmit={form.onSubmit((v) =>
-          create.mutate(
-            { name: v.name, virtual_router_id: Number(v.virtual_router_id), addresses: v.addresses.split(/[\s,]+/).filter(Boolean), advert_interval: Number(v.advert_interval), preempt: v.preempt },
-            { onSuccess: onClose },
-          ),
-        )}
+        onSubmit={form.onSubmit((v) => {
+          const body = { name: v.name, virtual_router_id: Number(v.virtual_router_id), addresses: v.addresses.split(/[\s,]+/).filter(Boolean), advert_interval: Number(v.advert_interval), preempt: v.preempt };
+          if (group) update.mutate({ groupId: group.id, change: body }, { onSuccess: onClose });
+          else create.mutate(body, { onSuccess: onClose });
+        })}
         noValidate
       >
         <Stack>
@@ -161,7 +183,9 @@ function VipGroupModal({ onClose }: { onClose: () => void }) {
           {formError && <Alert color="red">{formError}</Alert>}
           <Group justify="flex-end">
             <Button variant="default" onClick={onClose}>Cancel</Button>
-            <Button type="submit" loading={create.isPending}>Add</Button>
+            <Button type="submit" loading={save.isPending}>
+              {group ? 'Save' : 'Add'}
+            </Button>
           </Group>
         </Stack>
       </form>

@@ -41,9 +41,6 @@ class GroupState:
     since: datetime | None
     vips_held: tuple[str, ...] = ()  # the group's addresses this node holds (read from the data plane)
 
-    def as_json(self) -> dict[str, Any]:
-        return {"name": self.name, "state": self.state, "since": self.since.isoformat() if self.since else None}
-
 
 @dataclass(frozen=True)
 class Reported:

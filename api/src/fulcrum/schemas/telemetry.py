@@ -84,7 +84,7 @@ class Series(BaseModel):
     service: str
     backend: str | None
     range: Literal["5m", "1h", "24h"]
-    resolution_seconds: int  # a gap longer than 1.5× this is missing data: draw a break
+    resolution_seconds: int  # a gap longer than 2.5× this is missing data: draw a break
     points: list[SeriesPoint]
 
 

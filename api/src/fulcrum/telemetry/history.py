@@ -4,7 +4,8 @@ Services keep an hour at 1 s; backends, of which there may be thousands, keep fi
 1 s; both keep a day at 1 min. Each series is a set of fixed-size arrays (float64 timestamps,
 float32 metrics), so memory is bounded and known in advance (`memory_bytes`): about 120 KB per
 service and 55 KB per backend. Seconds with no sample (no data plane, a failover) are simply
-absent; readers draw a break where points are further apart than 1.5× the resolution.
+absent; readers draw a break where points are further apart than 2.5× the resolution (the
+dashboard's GAP_FACTOR: one empty bucket is jitter, two are an outage).
 """
 
 from __future__ import annotations
