@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from apitest import WEB
-from hanode import in_sync, pair, two_nodes, wait_for
+from hanode import in_sync, pair, two_nodes
+from lab.wait import wait_until
 from test_ha_handover import keepalived_stand_in
 
 FRONT = {"name": "front", "virtual_router_id": 51, "addresses": ["192.0.2.100/24"], "preempt": True}
@@ -28,13 +29,13 @@ def test_the_higher_priority_node_takes_the_vips_back_at_the_deadline(tmp_path: 
         alpha.post("/vip-groups", FRONT, expect=201)
         alpha.post("/services", WEB, expect=201)
         alpha.commit()
-        wait_for("beta in sync", lambda: in_sync(alpha, beta))
+        wait_until(lambda: in_sync(alpha, beta), what="beta in sync")
         # alpha returns (BACKUP) while beta holds the VIPs; keepalived itself never preempts.
         stand_in = keepalived_stand_in(beta, alpha)
         beta.vrrp("front", "MASTER")
         alpha.vrrp("front", "BACKUP")
-        event = wait_for("alpha's fail-back",
-                         lambda: (alpha.get("/events?kind=ha.failback")["data"] or [None])[0], 60)
+        event = wait_until(lambda: (alpha.get("/events?kind=ha.failback")["data"] or [None])[0], 60,
+                           what="alpha's fail-back")
         stand_in.join(10)
         waiting = alpha.get("/events?kind=ha.failback_waiting")["data"]
         assert [e["detail"]["peer"] for e in waiting] == ["beta"], waiting
