@@ -20,7 +20,7 @@ from fulcrum.ha.asgi import SignPeerResponses
 from fulcrum.ha.guard import require_writer
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.ha.watcher import Watcher
-from fulcrum.routers import audit, auth, backends, console, ha, imports, peer, revisions, services, status, telemetry, tokens, users
+from fulcrum.routers import audit, auth, backends, console, ha, imports, peer, revisions, services, status, telemetry, tls, tokens, users
 from fulcrum.routers.params import DEFAULT_MAX_BODY
 from fulcrum.services import revisions as revision_service
 from fulcrum.services.auth import TokenUsage
@@ -93,7 +93,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
     app.add_middleware(SignPeerResponses, prefix=f"{API_PREFIX}/peer/")
     # Shared configuration: on a paired standby these refuse changes (the one-writer rule).
     shared = {users, services, backends, imports}
-    for module in (auth, users, tokens, services, backends, imports, revisions, status, audit, telemetry, peer, console):
+    for module in (auth, users, tokens, services, backends, imports, revisions, status, audit, telemetry, peer, console, tls):
         app.include_router(module.router, prefix=API_PREFIX, dependencies=[Depends(require_writer)] if module in shared else [])
     app.include_router(telemetry.metrics_router)
     for router in (ha.vip_groups, ha.node, ha.firewall, ha.pair_router):
