@@ -23,6 +23,8 @@ from certmaker import chain, issue, key_pem, new_key, pem
 from apitest import PASSWORD, login_as
 from fulcrum import serve
 from fulcrum.main import create_app
+from fulcrum.services.tls_certificate import read_served
+from fulcrum.services.tls_expiry import raise_if_due
 from fulcrum.settings import Settings
 
 URL = "/api/v1/tls/certificate"
@@ -192,3 +194,30 @@ def test_an_uploaded_certificate_is_served_from_the_next_connection_without_a_re
     finally:
         server.should_exit = True
         thread.join(15)
+
+
+def expiry_events(client: TestClient) -> list[dict]:  # type: ignore[type-arg]
+    return client.get("/api/v1/events?kind=tls.certificate_expiry").json()["data"]  # type: ignore[no-any-return]
+
+
+def test_uploading_a_certificate_that_expires_within_30_days_raises_the_alarm(tls_client: TestClient) -> None:
+    root, intermediate, _ = chain()
+    now = datetime.now(UTC)
+    short = issue("lb.example.net", intermediate, names=["lb.example.net"], not_after=now + timedelta(days=20))
+    shown = upload(tls_client, pem(short.certificate, intermediate.certificate), key_pem(short.key), 200)
+    [alarm] = expiry_events(tls_client)
+    assert alarm["severity"] == "warning" and "expires in 19 days" in alarm["message"], alarm
+    assert alarm["detail"]["fingerprint"] == shown["fingerprint_sha256"]
+    renewed = issue("lb.example.net", intermediate, names=["lb.example.net"])
+    upload(tls_client, pem(renewed.certificate, intermediate.certificate), key_pem(renewed.key), 200)
+    assert len(expiry_events(tls_client)) == 1  # a certificate valid for 90 days raises nothing
+
+
+def test_the_periodic_check_raises_each_stage_once_per_certificate(tls_client: TestClient, app, session) -> None:  # type: ignore[no-untyped-def]
+    info = read_served(app.state.settings.tls_certfile)
+    telemetry = app.state.telemetry
+    for days_before_expiry in (31, 29, 29, 1, -1, -2):
+        raise_if_due(session, telemetry, info, info.not_after - timedelta(days=days_before_expiry))
+    alarms = expiry_events(tls_client)
+    assert [(a["severity"], a["detail"]["stage"]) for a in alarms] == [("critical", "expired"), ("warning", "expiring")], alarms
+    assert all(a["detail"]["fingerprint"] == info.fingerprint for a in alarms)

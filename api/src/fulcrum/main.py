@@ -23,6 +23,7 @@ from fulcrum.ha.watcher import Watcher
 from fulcrum.routers import audit, auth, backends, console, ha, imports, peer, revisions, services, status, telemetry, tls, tokens, users
 from fulcrum.routers.params import DEFAULT_MAX_BODY
 from fulcrum.services import revisions as revision_service
+from fulcrum.services import tls_certificate
 from fulcrum.services.auth import TokenUsage
 from fulcrum.services.dataplane import make_applier
 from fulcrum.apply.client import Applier
@@ -63,12 +64,15 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         if settings.ha_sync_interval > 0:
             ha_watcher.start()
         watcher = asyncio.create_task(_confirm_watcher(app, settings.confirm_poll_seconds))
+        expiry_watch = tls_certificate.start_expiry_watch(settings, app.state.telemetry)
         try:
             yield
         finally:
-            watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watcher
+            for task in (watcher, expiry_watch):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
             await asyncio.to_thread(ha_watcher.stop)
             await asyncio.to_thread(app.state.telemetry.stop)
             engine.dispose()

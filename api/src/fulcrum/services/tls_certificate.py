@@ -12,6 +12,7 @@ server (fulcrum.serve) loads them on its next TLS connection.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 from dataclasses import dataclass
@@ -31,8 +32,9 @@ from fulcrum.errors import ConfigInvalid, Conflict
 from fulcrum.ha import membership
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.schemas.tls import CertificateUpload, ServedCertificate
-from fulcrum.services import audit
+from fulcrum.services import audit, tls_expiry
 from fulcrum.settings import Settings
+from fulcrum.telemetry.hub import Telemetry
 
 MIN_RSA_BITS = 2048
 ACCEPTED_CURVES = (ec.SECP256R1, ec.SECP384R1, ec.SECP521R1)  # the curves browsers negotiate
@@ -234,7 +236,8 @@ def get_served(settings: Settings) -> ServedCertificate:
 def replace_served(session: Session, actor: audit.Actor, settings: Settings, runtime: HaRuntime, upload: CertificateUpload) -> ServedCertificate:
     """Validate, have the HA peer pin it, then install: served from the next connection on."""
     certfile, keyfile = served_files(settings)
-    validated = validate_upload(upload.certificate_chain, upload.private_key)
+    now = datetime.now(UTC)
+    validated = validate_upload(upload.certificate_chain, upload.private_key, now)
     before = runtime.served_certificate
     membership.pin_on_peer_before_serving(session, runtime, validated.info.fingerprint)
     audit.record(
@@ -244,4 +247,13 @@ def replace_served(session: Session, actor: audit.Actor, settings: Settings, run
     )  # fmt: skip
     install(validated, certfile, keyfile)
     runtime.served_certificate = validated.info.fingerprint
+    tls_expiry.raise_if_due(session, runtime.telemetry, validated.info, now)  # one valid for less than 30 days
     return as_schema(validated.info)
+
+
+def start_expiry_watch(settings: Settings, telemetry: Telemetry) -> asyncio.Task[None] | None:
+    """The periodic expiry check of the served certificate (none over plain HTTP)."""
+    certfile = settings.tls_certfile
+    if certfile is None:
+        return None
+    return asyncio.create_task(tls_expiry.watch(telemetry, lambda: read_served(certfile)))
