@@ -16,14 +16,16 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi.testclient import TestClient
 
-from certmaker import chain, issue, key_pem, new_key, pem
+from certmaker import Issued, chain, issue, key_pem, new_key, pem
 from apitest import PASSWORD, login_as
 from fulcrum import serve
 from fulcrum.main import create_app
-from fulcrum.services.tls_certificate import read_served
+from fulcrum.services.tls_validation import read_served
 from fulcrum.services.tls_expiry import raise_if_due
 from fulcrum.settings import Settings
 
@@ -49,13 +51,13 @@ def tls_client(app, tmp_path: Path) -> Iterator[TestClient]:  # type: ignore[no-
         yield client
 
 
-def upload(client: TestClient, certificates: str, key: str, expect: int) -> dict:  # type: ignore[type-arg]
+def upload(client: TestClient, certificates: str, key: str | None, expect: int) -> dict:  # type: ignore[type-arg]
     response = client.put(URL, json={"certificate_chain": certificates, "private_key": key})
     assert response.status_code == expect, response.text
     return response.json()  # type: ignore[no-any-return]
 
 
-def refusal(client: TestClient, certificates: str, key: str) -> tuple[list[str | int], str]:
+def refusal(client: TestClient, certificates: str, key: str | None) -> tuple[list[str | int], str]:
     detail = upload(client, certificates, key, 422)["detail"]
     assert len(detail) == 1, detail
     return detail[0]["loc"], detail[0]["msg"]
@@ -221,3 +223,58 @@ def test_the_periodic_check_raises_each_stage_once_per_certificate(tls_client: T
     alarms = expiry_events(tls_client)
     assert [(a["severity"], a["detail"]["stage"]) for a in alarms] == [("critical", "expired"), ("warning", "expiring")], alarms
     assert all(a["detail"]["fingerprint"] == info.fingerprint for a in alarms)
+
+
+def sign_request(csr_pem: str, issuer: Issued) -> x509.Certificate:
+    """What the certificate authority does with the request."""
+    request = x509.load_pem_x509_csr(csr_pem.encode())
+    assert request.is_signature_valid
+    now = datetime.now(UTC)
+    return (
+        x509.CertificateBuilder().subject_name(request.subject).issuer_name(issuer.certificate.subject)
+        .public_key(request.public_key()).serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=1)).not_valid_after(now + timedelta(days=90))
+        .add_extension(request.extensions.get_extension_for_class(x509.SubjectAlternativeName).value, critical=False)
+        .sign(issuer.key, hashes.SHA256())
+    )  # fmt: skip
+
+
+def test_a_csr_made_on_the_box_then_its_signed_certificate_is_installed_with_the_key_that_never_left(tls_client: TestClient, app) -> None:  # type: ignore[no-untyped-def]
+    assert tls_client.get("/api/v1/tls/csr").status_code == 404
+    request = {"common_name": "lb.example.net", "names": ["LB.example.net", "*.lb.example.net", "192.0.2.10"], "key_type": "rsa-2048"}
+    made = tls_client.post("/api/v1/tls/csr", json=request)
+    assert made.status_code == 201, made.text
+    csr = made.json()
+    assert csr["subject"] == "CN=lb.example.net" and csr["names"] == ["lb.example.net", "*.lb.example.net", "192.0.2.10"]
+    assert "PRIVATE" not in made.text and tls_client.get("/api/v1/tls/csr").json() == csr
+    pending_key = app.state.settings.tls_keyfile.with_name("pending.key")
+    assert pending_key.stat().st_mode & 0o777 == 0o600
+
+    root, intermediate, other = chain()
+    # A certificate signed for another key, uploaded without one: refused, naming the key.
+    loc, msg = refusal(tls_client, pem(other.certificate, intermediate.certificate), None)
+    assert loc == ["body", "private_key"] and "does not belong to the first certificate" in msg
+    signed = sign_request(csr["csr"], intermediate)
+    key_made_on_the_box = pending_key.read_text()
+    shown = upload(tls_client, pem(signed, intermediate.certificate), None, 200)
+    assert shown["subject"] == "CN=lb.example.net" and shown["chain_length"] == 2
+    assert app.state.settings.tls_keyfile.read_text() == key_made_on_the_box and not pending_key.exists()
+    assert tls_client.get("/api/v1/tls/csr").status_code == 404  # used: the pending key is now the served one
+    assert upload(tls_client, pem(signed, intermediate.certificate), None, 404)  # no key and none pending
+
+
+@pytest.mark.parametrize(
+    ("request_body", "loc"),
+    [
+        ({"common_name": "lb", "names": ["bad name"]}, ["body", "names", 0]),
+        ({"common_name": "lb", "names": ["-lead.example"]}, ["body", "names", 0]),
+        ({"common_name": "lb", "names": []}, ["body", "names"]),
+        ({"common_name": "lb\n/CN=evil", "names": ["lb"]}, ["body", "common_name"]),
+        ({"common_name": "lb", "names": ["lb"], "country": "Germany"}, ["body", "country"]),
+        ({"common_name": "lb", "names": ["lb"], "key_type": "dsa-1024"}, ["body", "key_type"]),
+    ],
+)
+def test_a_bad_csr_request_is_a_422_naming_the_field(tls_client: TestClient, request_body: dict, loc: list) -> None:  # type: ignore[type-arg]
+    response = tls_client.post("/api/v1/tls/csr", json=request_body)
+    assert response.status_code == 422, response.text
+    assert response.json()["detail"][0]["loc"] == loc

@@ -6,8 +6,8 @@ from fastapi import APIRouter, Request
 
 from fulcrum.db import SessionDep
 from fulcrum.deps import ActorDep, Admin, SettingsDep
-from fulcrum.schemas.tls import CertificateUpload, ServedCertificate
-from fulcrum.services import tls_certificate
+from fulcrum.schemas.tls import CertificateUpload, CsrRead, CsrRequest, ServedCertificate
+from fulcrum.services import tls_certificate, tls_csr
 
 router = APIRouter(prefix="/tls", tags=["tls"])
 
@@ -20,7 +20,20 @@ def get_certificate(settings: SettingsDep, _: Admin) -> ServedCertificate:
 @router.put(
     "/certificate",
     summary="Replace the served certificate with an uploaded chain and key; served from the next connection",
-    responses={409: {"description": "Plain HTTP, or the HA peer could not be made to pin the certificate first"}},
+    responses={
+        404: {"description": "No private_key sent and no certificate signing request pending"},
+        409: {"description": "Plain HTTP, or the HA peer could not be made to pin the certificate first"},
+    },
 )
 def put_certificate(body: CertificateUpload, request: Request, settings: SettingsDep, session: SessionDep, _: Admin, actor: ActorDep) -> ServedCertificate:
     return tls_certificate.replace_served(session, actor, settings, request.app.state.ha, body)
+
+
+@router.post("/csr", status_code=201, summary="Make a key on this node and a certificate signing request for it (the key never leaves the node)")
+def create_csr(body: CsrRequest, settings: SettingsDep, session: SessionDep, _: Admin, actor: ActorDep) -> CsrRead:
+    return tls_csr.create(session, actor, settings, body)
+
+
+@router.get("/csr", summary="The pending certificate signing request", responses={404: {"description": "None is pending"}})
+def get_csr(settings: SettingsDep, _: Admin) -> CsrRead:
+    return tls_csr.current(settings)

@@ -12,18 +12,15 @@ import asyncio
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from fulcrum.models import Event
 from fulcrum.schemas.telemetry import EventRead, Severity
+from fulcrum.services.tls_validation import CertificateInfo
 from fulcrum.telemetry.broadcast import Message
 from fulcrum.telemetry.hub import Telemetry
-
-if TYPE_CHECKING:  # tls_certificate calls this module after an upload
-    from fulcrum.services.tls_certificate import CertificateInfo
 
 EXPIRY_KIND = "tls.certificate_expiry"
 WARN_AHEAD = timedelta(days=30)
