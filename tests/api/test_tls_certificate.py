@@ -278,3 +278,11 @@ def test_a_bad_csr_request_is_a_422_naming_the_field(tls_client: TestClient, req
     response = tls_client.post("/api/v1/tls/csr", json=request_body)
     assert response.status_code == 422, response.text
     assert response.json()["detail"][0]["loc"] == loc
+
+
+def test_the_schema_declares_what_the_tls_operations_answer(client: TestClient) -> None:
+    paths = client.get("/api/v1/openapi.json").json()["paths"]
+    assert {"401", "403", "404", "409", "413", "422"} <= paths["/api/v1/tls/certificate"]["put"]["responses"].keys()
+    assert {"401", "403", "409"} <= paths["/api/v1/tls/certificate"]["get"]["responses"].keys()
+    assert {"401", "403", "404", "409"} <= paths["/api/v1/tls/csr"]["get"]["responses"].keys()
+    assert client.post("/api/v1/tls/csr", json={"common_name": "lb", "names": ["lb"]}).status_code == 409  # plain HTTP

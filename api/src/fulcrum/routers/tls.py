@@ -6,10 +6,13 @@ from fastapi import APIRouter, Request
 
 from fulcrum.db import SessionDep
 from fulcrum.deps import ActorDep, Admin, SettingsDep
+from fulcrum.openapi import error
 from fulcrum.schemas.tls import CertificateUpload, CsrRead, CsrRequest, ServedCertificate
 from fulcrum.services import tls_certificate, tls_csr
 
-router = APIRouter(prefix="/tls", tags=["tls"])
+PLAIN_HTTP = {409: error("This API serves plain HTTP: it has no certificate (or, on PUT, the HA peer could not pin the new one first)")}
+
+router = APIRouter(prefix="/tls", tags=["tls"], responses=PLAIN_HTTP)
 
 
 @router.get("/certificate", summary="The certificate this node serves: subject, issuer, names, validity, SHA-256")
@@ -20,10 +23,7 @@ def get_certificate(settings: SettingsDep, _: Admin) -> ServedCertificate:
 @router.put(
     "/certificate",
     summary="Replace the served certificate with an uploaded chain and key; served from the next connection",
-    responses={
-        404: {"description": "No private_key sent and no certificate signing request pending"},
-        409: {"description": "Plain HTTP, or the HA peer could not be made to pin the certificate first"},
-    },
+    responses={404: error("No private_key sent and no certificate signing request pending")},
 )
 def put_certificate(body: CertificateUpload, request: Request, settings: SettingsDep, session: SessionDep, _: Admin, actor: ActorDep) -> ServedCertificate:
     return tls_certificate.replace_served(session, actor, settings, request.app.state.ha, body)
@@ -34,6 +34,6 @@ def create_csr(body: CsrRequest, settings: SettingsDep, session: SessionDep, _: 
     return tls_csr.create(session, actor, settings, body)
 
 
-@router.get("/csr", summary="The pending certificate signing request", responses={404: {"description": "None is pending"}})
+@router.get("/csr", summary="The pending certificate signing request", responses={404: error("No request is pending")})
 def get_csr(settings: SettingsDep, _: Admin) -> CsrRead:
     return tls_csr.current(settings)
