@@ -20,7 +20,9 @@ def new_key() -> ec.EllipticCurvePrivateKey:
 
 
 def key_pem(key: ServerKey) -> str:
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
 
 
 def pem(*certificates: x509.Certificate) -> str:
@@ -34,19 +36,28 @@ class Issued:
 
 
 def issue(
-    name: str, issuer: Issued | None = None, *, ca: bool = False, names: list[str] | None = None,
-    key: ServerKey | None = None, not_before: datetime | None = None, not_after: datetime | None = None,
-) -> Issued:  # fmt: skip
+    name: str,
+    issuer: Issued | None = None,
+    *,
+    ca: bool = False,
+    names: list[str] | None = None,
+    key: ServerKey | None = None,
+    not_before: datetime | None = None,
+    not_after: datetime | None = None,
+) -> Issued:
     key = key or new_key()
     now = datetime.now(UTC)
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
     builder = (
-        x509.CertificateBuilder().subject_name(subject)
-        .issuer_name(issuer.certificate.subject if issuer else subject).public_key(key.public_key())
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(issuer.certificate.subject if issuer else subject)
+        .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(not_before or now - timedelta(minutes=5)).not_valid_after(not_after or now + timedelta(days=90))
+        .not_valid_before(not_before or now - timedelta(minutes=5))
+        .not_valid_after(not_after or now + timedelta(days=90))
         .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
-    )  # fmt: skip
+    )
     if names:
         alternative: list[x509.GeneralName] = []
         for entry in names:

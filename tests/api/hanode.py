@@ -388,7 +388,8 @@ def _serve(port: int, env: dict[str, str], log_path: str, tls: list[str] | None,
             clock.now = lambda: time.time() + clock_offset  # this node's wall clock is off
         certfile, keyfile = (Path(tls[0]), Path(tls[1])) if tls else (None, None)
         # As the appliance serves: an uploaded certificate is served from the next connection.
-        uvicorn.Server(serve.config(create_app(Settings()), "127.0.0.1", port, certfile, keyfile, log_level="warning")).run()
+        app = create_app(Settings())
+        uvicorn.Server(serve.config(app, "127.0.0.1", port, certfile, keyfile, log_level="warning")).run()
     except BaseException:
         traceback.print_exc()
     finally:

@@ -104,10 +104,15 @@ def test_an_uploaded_certificate_is_pinned_by_the_peer_before_it_is_served(tmp_p
         # The peer cannot be told: refused, and the old certificate stays served and pinned.
         beta.stop()
         refused_upload = issue("alpha", names=["127.0.0.1"])
-        body = {"certificate_chain": pem(refused_upload.certificate), "private_key": key_pem(refused_upload.key)}
+        body = {
+            "certificate_chain": pem(refused_upload.certificate),
+            "private_key": key_pem(refused_upload.key),
+        }
         response = alpha.http.put("/api/v1/tls/certificate", json=body)
-        assert response.status_code == 409 and "could not be told to pin the new certificate" in response.json()["detail"]
-        assert fingerprint(alpha) == old and alpha.sql("SELECT announced_certificate FROM ha_pairing") == [(old,)]
+        assert response.status_code == 409
+        assert "could not be told to pin the new certificate" in response.json()["detail"]
+        assert fingerprint(alpha) == old
+        assert alpha.sql("SELECT announced_certificate FROM ha_pairing") == [(old,)]
         beta.start()
 
         new = issue("alpha", names=["127.0.0.1"])
@@ -122,7 +127,10 @@ def test_an_uploaded_certificate_is_pinned_by_the_peer_before_it_is_served(tmp_p
         trust_served_certificate(alpha)
         assert alpha.get("/tls/certificate")["fingerprint_sha256"] == pinned
 
-        seen = wait_for("beta to reach alpha's new certificate", lambda: (s := beta.status())["peer"]["certificate"] == pinned and s)
+        seen = wait_for(
+            "beta to reach alpha's new certificate",
+            lambda: (s := beta.status())["peer"]["certificate"] == pinned and s,
+        )
         assert seen["peer"]["reachable"] and seen["peer"]["untrusted_certificate"] is None
         assert beta.get("/events?kind=ha.peer_untrusted")["count"] == 0
         alpha.post("/services", WEB, expect=201)

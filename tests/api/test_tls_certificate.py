@@ -10,6 +10,7 @@ import ssl
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import uvicorn
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import rsa
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from certmaker import Issued, chain, issue, key_pem, new_key, pem
@@ -44,14 +46,16 @@ def install_self_signed(directory: Path) -> tuple[Path, Path]:
 @pytest.fixture
 def tls_client(app, tmp_path: Path) -> Iterator[TestClient]:  # type: ignore[no-untyped-def]
     certfile, keyfile = install_self_signed(tmp_path)
-    app.state.settings = app.state.settings.model_copy(update={"tls_certfile": certfile, "tls_keyfile": keyfile})
+    app.state.settings = app.state.settings.model_copy(
+        update={"tls_certfile": certfile, "tls_keyfile": keyfile}
+    )
     with TestClient(app, base_url="http://testserver") as client:
         response = client.post("/api/v1/setup", json={"username": "admin", "password": PASSWORD})
         client.headers["Authorization"] = f"Bearer {response.json()['token']}"
         yield client
 
 
-def upload(client: TestClient, certificates: str, key: str | None, expect: int) -> dict:  # type: ignore[type-arg]
+def upload(client: TestClient, certificates: str, key: str | None, expect: int) -> dict[str, Any]:
     response = client.put(URL, json={"certificate_chain": certificates, "private_key": key})
     assert response.status_code == expect, response.text
     return response.json()  # type: ignore[no-any-return]
@@ -63,11 +67,17 @@ def refusal(client: TestClient, certificates: str, key: str | None) -> tuple[lis
     return detail[0]["loc"], detail[0]["msg"]
 
 
-def test_a_good_chain_is_stored_with_a_private_key_and_shown_without_it(tls_client: TestClient, app) -> None:  # type: ignore[no-untyped-def]
+def test_a_good_chain_is_stored_with_a_private_key_and_shown_without_it(
+    tls_client: TestClient, app: FastAPI
+) -> None:
     root, intermediate, server = chain()
     shown = upload(tls_client, pem(server.certificate, intermediate.certificate), key_pem(server.key), 200)
     assert shown["subject"] == "CN=lb.example.net" and shown["issuer"] == "CN=Test Intermediate"
-    assert shown["names"] == ["lb.example.net", "127.0.0.1"] and shown["chain_length"] == 2 and not shown["self_signed"]
+    assert (
+        shown["names"] == ["lb.example.net", "127.0.0.1"]
+        and shown["chain_length"] == 2
+        and not shown["self_signed"]
+    )
     assert tls_client.get(URL).json() == shown
     assert "private" not in tls_client.get(URL).text.lower()
     settings = app.state.settings
@@ -81,9 +91,22 @@ def test_a_good_chain_is_stored_with_a_private_key_and_shown_without_it(tls_clie
 @pytest.mark.parametrize(
     ("case", "field", "message"),
     [
-        ("wrong order", "certificate_chain", "the private key does not belong to the first certificate of the chain (it belongs to certificate 2"),
-        ("mismatched key", "private_key", "the private key does not belong to the first certificate of the chain"),
-        ("missing link", "certificate_chain", "certificate 1 (CN=lb.example.net) is not issued by certificate 2 (CN=Test Root)"),
+        (
+            "wrong order",
+            "certificate_chain",
+            "the private key does not belong to the first certificate of the chain "
+            "(it belongs to certificate 2",
+        ),
+        (
+            "mismatched key",
+            "private_key",
+            "the private key does not belong to the first certificate of the chain",
+        ),
+        (
+            "missing link",
+            "certificate_chain",
+            "certificate 1 (CN=lb.example.net) is not issued by certificate 2 (CN=Test Root)",
+        ),
         ("expired", "certificate_chain", "certificate 1 (CN=lb.example.net) expired on"),
         ("not yet valid", "certificate_chain", "certificate 1 (CN=lb.example.net) is not valid before"),
         ("no names", "certificate_chain", "names no host in subject alternative names"),
@@ -94,7 +117,9 @@ def test_a_good_chain_is_stored_with_a_private_key_and_shown_without_it(tls_clie
         ("weak RSA", "private_key", "an RSA key of 1024 bits is too weak"),
     ],
 )
-def test_a_bad_upload_is_a_422_naming_the_field(tls_client: TestClient, app, case: str, field: str, message: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_bad_upload_is_a_422_naming_the_field(
+    tls_client: TestClient, app, case: str, field: str, message: str
+) -> None:  # type: ignore[no-untyped-def]
     root, intermediate, server = chain()
     now = datetime.now(UTC)
     certificates, key = pem(server.certificate, intermediate.certificate), key_pem(server.key)
@@ -105,7 +130,13 @@ def test_a_bad_upload_is_a_422_naming_the_field(tls_client: TestClient, app, cas
     elif case == "missing link":
         certificates = pem(server.certificate, root.certificate)
     elif case == "expired":
-        old = issue("lb.example.net", intermediate, names=["lb"], not_before=now - timedelta(days=400), not_after=now - timedelta(days=1))
+        old = issue(
+            "lb.example.net",
+            intermediate,
+            names=["lb"],
+            not_before=now - timedelta(days=400),
+            not_after=now - timedelta(days=1),
+        )
         certificates, key = pem(old.certificate, intermediate.certificate), key_pem(old.key)
     elif case == "not yet valid":
         early = issue("lb.example.net", intermediate, names=["lb"], not_before=now + timedelta(days=1))
@@ -140,7 +171,9 @@ def test_only_an_admin_sees_or_replaces_the_certificate(tls_client: TestClient) 
     operator = login_as(tls_client, "olivia", "operator")
     assert operator.get(URL).status_code == 403
     root, intermediate, server = chain()
-    response = operator.put(URL, json={"certificate_chain": pem(server.certificate), "private_key": key_pem(server.key)})
+    response = operator.put(
+        URL, json={"certificate_chain": pem(server.certificate), "private_key": key_pem(server.key)}
+    )
     assert response.status_code == 403
 
 
@@ -161,13 +194,21 @@ def presented_certificate(port: int) -> str:
 def test_an_uploaded_certificate_is_served_from_the_next_connection_without_a_restart(tmp_path: Path) -> None:
     certfile, keyfile = install_self_signed(tmp_path)
     settings = Settings(
-        data_dir=tmp_path / "data", apply_mode="local", cookie_secure=False, reapply_on_start=False,
-        stats_interval=0, ha_sync_interval=0, tls_certfile=certfile, tls_keyfile=keyfile,
-    )  # fmt: skip
+        data_dir=tmp_path / "data",
+        apply_mode="local",
+        cookie_secure=False,
+        reapply_on_start=False,
+        stats_interval=0,
+        ha_sync_interval=0,
+        tls_certfile=certfile,
+        tls_keyfile=keyfile,
+    )
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = uvicorn.Server(serve.config(create_app(settings), "127.0.0.1", port, certfile, keyfile, log_level="warning"))
+    server = uvicorn.Server(
+        serve.config(create_app(settings), "127.0.0.1", port, certfile, keyfile, log_level="warning")
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
@@ -176,12 +217,18 @@ def test_an_uploaded_certificate_is_served_from_the_next_connection_without_a_re
             assert time.monotonic() < deadline, "uvicorn did not start"
             time.sleep(0.05)
         first = presented_certificate(port)
-        with httpx.Client(base_url=f"https://127.0.0.1:{port}", verify=False, timeout=30) as client:  # noqa: S501 (the old certificate is self-signed)
-            token = client.post("/api/v1/setup", json={"username": "admin", "password": PASSWORD}).json()["token"]
+        # Not verified: the first certificate is self-signed (presented_certificate checks what is served).
+        with httpx.Client(base_url=f"https://127.0.0.1:{port}", verify=False, timeout=30) as client:
+            token = client.post("/api/v1/setup", json={"username": "admin", "password": PASSWORD}).json()[
+                "token"
+            ]
             client.headers["Authorization"] = f"Bearer {token}"
             assert client.get(URL).json()["fingerprint_sha256"] == first
             root, intermediate, new = chain()
-            body = {"certificate_chain": pem(new.certificate, intermediate.certificate), "private_key": key_pem(new.key)}
+            body = {
+                "certificate_chain": pem(new.certificate, intermediate.certificate),
+                "private_key": key_pem(new.key),
+            }
             uploaded = client.put(URL, json=body)
             assert uploaded.status_code == 200, uploaded.text
         assert uploaded.json()["fingerprint_sha256"] != first
@@ -198,14 +245,17 @@ def test_an_uploaded_certificate_is_served_from_the_next_connection_without_a_re
         thread.join(15)
 
 
-def expiry_events(client: TestClient) -> list[dict]:  # type: ignore[type-arg]
-    return client.get("/api/v1/events?kind=tls.certificate_expiry").json()["data"]  # type: ignore[no-any-return]
+def expiry_events(client: TestClient) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = client.get("/api/v1/events?kind=tls.certificate_expiry").json()["data"]
+    return events
 
 
 def test_uploading_a_certificate_that_expires_within_30_days_raises_the_alarm(tls_client: TestClient) -> None:
     root, intermediate, _ = chain()
     now = datetime.now(UTC)
-    short = issue("lb.example.net", intermediate, names=["lb.example.net"], not_after=now + timedelta(days=20))
+    short = issue(
+        "lb.example.net", intermediate, names=["lb.example.net"], not_after=now + timedelta(days=20)
+    )
     shown = upload(tls_client, pem(short.certificate, intermediate.certificate), key_pem(short.key), 200)
     [alarm] = expiry_events(tls_client)
     assert alarm["severity"] == "warning" and "expires in 19 days" in alarm["message"], alarm
@@ -215,13 +265,18 @@ def test_uploading_a_certificate_that_expires_within_30_days_raises_the_alarm(tl
     assert len(expiry_events(tls_client)) == 1  # a certificate valid for 90 days raises nothing
 
 
-def test_the_periodic_check_raises_each_stage_once_per_certificate(tls_client: TestClient, app, session) -> None:  # type: ignore[no-untyped-def]
+def test_the_periodic_check_raises_each_stage_once_per_certificate(
+    tls_client: TestClient, app, session
+) -> None:  # type: ignore[no-untyped-def]
     info = read_served(app.state.settings.tls_certfile)
     telemetry = app.state.telemetry
     for days_before_expiry in (31, 29, 29, 1, -1, -2):
         raise_if_due(session, telemetry, info, info.not_after - timedelta(days=days_before_expiry))
     alarms = expiry_events(tls_client)
-    assert [(a["severity"], a["detail"]["stage"]) for a in alarms] == [("critical", "expired"), ("warning", "expiring")], alarms
+    assert [(a["severity"], a["detail"]["stage"]) for a in alarms] == [
+        ("critical", "expired"),
+        ("warning", "expiring"),
+    ], alarms
     assert all(a["detail"]["fingerprint"] == info.fingerprint for a in alarms)
 
 
@@ -231,21 +286,37 @@ def sign_request(csr_pem: str, issuer: Issued) -> x509.Certificate:
     assert request.is_signature_valid
     now = datetime.now(UTC)
     return (
-        x509.CertificateBuilder().subject_name(request.subject).issuer_name(issuer.certificate.subject)
-        .public_key(request.public_key()).serial_number(x509.random_serial_number())
-        .not_valid_before(now - timedelta(minutes=1)).not_valid_after(now + timedelta(days=90))
-        .add_extension(request.extensions.get_extension_for_class(x509.SubjectAlternativeName).value, critical=False)
+        x509.CertificateBuilder()
+        .subject_name(request.subject)
+        .issuer_name(issuer.certificate.subject)
+        .public_key(request.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=1))
+        .not_valid_after(now + timedelta(days=90))
+        .add_extension(
+            request.extensions.get_extension_for_class(x509.SubjectAlternativeName).value, critical=False
+        )
         .sign(issuer.key, hashes.SHA256())
-    )  # fmt: skip
+    )
 
 
-def test_a_csr_made_on_the_box_then_its_signed_certificate_is_installed_with_the_key_that_never_left(tls_client: TestClient, app) -> None:  # type: ignore[no-untyped-def]
+def test_a_csr_made_on_the_box_then_its_signed_certificate_is_installed_with_the_key_that_never_left(
+    tls_client: TestClient, app
+) -> None:  # type: ignore[no-untyped-def]
     assert tls_client.get("/api/v1/tls/csr").status_code == 404
-    request = {"common_name": "lb.example.net", "names": ["LB.example.net", "*.lb.example.net", "192.0.2.10"], "key_type": "rsa-2048"}
+    request = {
+        "common_name": "lb.example.net",
+        "names": ["LB.example.net", "*.lb.example.net", "192.0.2.10"],
+        "key_type": "rsa-2048",
+    }
     made = tls_client.post("/api/v1/tls/csr", json=request)
     assert made.status_code == 201, made.text
     csr = made.json()
-    assert csr["subject"] == "CN=lb.example.net" and csr["names"] == ["lb.example.net", "*.lb.example.net", "192.0.2.10"]
+    assert csr["subject"] == "CN=lb.example.net" and csr["names"] == [
+        "lb.example.net",
+        "*.lb.example.net",
+        "192.0.2.10",
+    ]
     assert "PRIVATE" not in made.text and tls_client.get("/api/v1/tls/csr").json() == csr
     pending_key = app.state.settings.tls_keyfile.with_name("pending.key")
     assert pending_key.stat().st_mode & 0o777 == 0o600
@@ -274,7 +345,9 @@ def test_a_csr_made_on_the_box_then_its_signed_certificate_is_installed_with_the
         ({"common_name": "lb", "names": ["lb"], "key_type": "dsa-1024"}, ["body", "key_type"]),
     ],
 )
-def test_a_bad_csr_request_is_a_422_naming_the_field(tls_client: TestClient, request_body: dict, loc: list) -> None:  # type: ignore[type-arg]
+def test_a_bad_csr_request_is_a_422_naming_the_field(
+    tls_client: TestClient, request_body: dict, loc: list
+) -> None:  # type: ignore[type-arg]
     response = tls_client.post("/api/v1/tls/csr", json=request_body)
     assert response.status_code == 422, response.text
     assert response.json()["detail"][0]["loc"] == loc
@@ -282,7 +355,11 @@ def test_a_bad_csr_request_is_a_422_naming_the_field(tls_client: TestClient, req
 
 def test_the_schema_declares_what_the_tls_operations_answer(client: TestClient) -> None:
     paths = client.get("/api/v1/openapi.json").json()["paths"]
-    assert {"401", "403", "404", "409", "413", "422"} <= paths["/api/v1/tls/certificate"]["put"]["responses"].keys()
+    assert {"401", "403", "404", "409", "413", "422"} <= paths["/api/v1/tls/certificate"]["put"][
+        "responses"
+    ].keys()
     assert {"401", "403", "409"} <= paths["/api/v1/tls/certificate"]["get"]["responses"].keys()
     assert {"401", "403", "404", "409"} <= paths["/api/v1/tls/csr"]["get"]["responses"].keys()
-    assert client.post("/api/v1/tls/csr", json={"common_name": "lb", "names": ["lb"]}).status_code == 409  # plain HTTP
+    assert (
+        client.post("/api/v1/tls/csr", json={"common_name": "lb", "names": ["lb"]}).status_code == 409
+    )  # plain HTTP

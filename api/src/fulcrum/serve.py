@@ -55,40 +55,55 @@ class ReloadingContext:
                 try:
                     fresh = self._build()
                 except (OSError, ssl.SSLError) as error:
-                    log.warning("the new TLS certificate does not load yet; still serving the previous one: %s", error)
+                    log.warning(
+                        "the new TLS certificate does not load yet; still serving the previous one: %s", error
+                    )
                 else:
                     fresh.sni_callback = self._on_handshake
                     self.current, self._stamps = fresh, stamps
                     log.info("serving the new TLS certificate from %s", self._files[0])
             return self.current
 
-    def _on_handshake(self, connection: ssl.SSLObject | ssl.SSLSocket, server_name: str | None, context: ssl.SSLContext) -> None:
+    def _on_handshake(
+        self, connection: ssl.SSLObject | ssl.SSLSocket, server_name: str | None, context: ssl.SSLContext
+    ) -> None:
         current = self.refresh()
         if current is not context:
             connection.context = current
 
 
-def reloading_factory(certfile: Path, keyfile: Path) -> Callable[[uvicorn.Config, Callable[[], ssl.SSLContext]], ssl.SSLContext]:
+def reloading_factory(
+    certfile: Path, keyfile: Path
+) -> Callable[[uvicorn.Config, Callable[[], ssl.SSLContext]], ssl.SSLContext]:
     def factory(config: uvicorn.Config, default: Callable[[], ssl.SSLContext]) -> ssl.SSLContext:
         return ReloadingContext(default, certfile, keyfile).current
 
     return factory
 
 
-def config(app: Any, host: str, port: int, certfile: Path | None, keyfile: Path | None, **options: Any) -> uvicorn.Config:
+def config(
+    app: Any, host: str, port: int, certfile: Path | None, keyfile: Path | None, **options: Any
+) -> uvicorn.Config:
     """uvicorn's configuration for `app` (an ASGI app or an import string), over HTTPS with a
     reloading certificate when `certfile` is set."""
     factory = reloading_factory(certfile, keyfile or certfile) if certfile is not None else None
     return uvicorn.Config(
-        app, host=host, port=port,
-        ssl_certfile=certfile, ssl_keyfile=keyfile, ssl_context_factory=factory, **options,
-    )  # fmt: skip
+        app,
+        host=host,
+        port=port,
+        ssl_certfile=certfile,
+        ssl_keyfile=keyfile,
+        ssl_context_factory=factory,
+        **options,
+    )
 
 
 def main() -> None:
     from fulcrum.settings import get_settings
 
-    parser = argparse.ArgumentParser(description="Serve the Fulcrum API and dashboard (HTTPS when FULCRUM_TLS_CERTFILE is set)")
+    parser = argparse.ArgumentParser(
+        description="Serve the Fulcrum API and dashboard (HTTPS when FULCRUM_TLS_CERTFILE is set)"
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--log-level", default="info")
@@ -96,10 +111,17 @@ def main() -> None:
     settings = get_settings()
     server = uvicorn.Server(
         config(
-            "fulcrum.main:create_app", arguments.host, arguments.port, settings.tls_certfile, settings.tls_keyfile,
-            factory=True, proxy_headers=False, server_header=False, log_level=arguments.log_level,
+            "fulcrum.main:create_app",
+            arguments.host,
+            arguments.port,
+            settings.tls_certfile,
+            settings.tls_keyfile,
+            factory=True,
+            proxy_headers=False,
+            server_header=False,
+            log_level=arguments.log_level,
         )
-    )  # fmt: skip
+    )
     server.run()
 
 

@@ -29,8 +29,12 @@ def run_ensure_tls(tmp_path: Path, network_file: str) -> x509.Certificate:
     return x509.load_pem_x509_certificate((tmp_path / "tls/fulcrum.crt").read_bytes())
 
 
-def test_the_self_signed_certificate_names_the_host_and_the_static_management_addresses(tmp_path: Path) -> None:
-    network = "[Match]\nMACAddress=52:54:00:12:34:56\n\n[Network]\nAddress=192.0.2.7/24\nAddress=2001:db8::7/64\n"
+def test_the_self_signed_certificate_names_the_host_and_the_static_management_addresses(
+    tmp_path: Path,
+) -> None:
+    network = (
+        "[Match]\nMACAddress=52:54:00:12:34:56\n\n[Network]\nAddress=192.0.2.7/24\nAddress=2001:db8::7/64\n"
+    )
     network += "Address=$(touch /tmp/injected)/24\nGateway=192.0.2.1\n"
     certificate = run_ensure_tls(tmp_path, network)
     names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value

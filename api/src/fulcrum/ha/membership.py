@@ -217,11 +217,18 @@ def pin_on_peer_before_serving(session: Session, runtime: HaRuntime, certificate
         return
     peer = replication.client_for(current, get_node(session).name)
     try:
-        response = peer.post("/certificate", wire.CertificateAnnouncement(certificate=certificate).model_dump())
+        announcement = wire.CertificateAnnouncement(certificate=certificate).model_dump()
+        response = peer.post("/certificate", announcement)
     except PeerError as error:
-        raise Conflict(f"the HA peer {current.peer_name} could not be told to pin the new certificate, so it is not installed: {error}") from None
+        raise Conflict(
+            f"the HA peer {current.peer_name} could not be told to pin the new certificate, "
+            f"so it is not installed: {error}"
+        ) from None
     if not response.ok:
-        raise Conflict(f"the HA peer {current.peer_name} refused to pin the new certificate, so it is not installed: {response.detail}")
+        raise Conflict(
+            f"the HA peer {current.peer_name} refused to pin the new certificate, "
+            f"so it is not installed: {response.detail}"
+        )
     pairing.certificate_announced(session, certificate)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request
 
 from fulcrum.db import SessionDep
@@ -10,12 +12,19 @@ from fulcrum.openapi import error
 from fulcrum.schemas.tls import CertificateUpload, CsrRead, CsrRequest, ServedCertificate
 from fulcrum.services import tls_certificate, tls_csr
 
-PLAIN_HTTP = {409: error("This API serves plain HTTP: it has no certificate (or, on PUT, the HA peer could not pin the new one first)")}
+PLAIN_HTTP: dict[int | str, dict[str, Any]] = {
+    409: error(
+        "This API serves plain HTTP: it has no certificate "
+        "(or, on PUT, the HA peer could not pin the new one first)"
+    )
+}
 
 router = APIRouter(prefix="/tls", tags=["tls"], responses=PLAIN_HTTP)
 
 
-@router.get("/certificate", summary="The certificate this node serves: subject, issuer, names, validity, SHA-256")
+@router.get(
+    "/certificate", summary="The certificate this node serves: subject, issuer, names, validity, SHA-256"
+)
 def get_certificate(settings: SettingsDep, _: Admin) -> ServedCertificate:
     return tls_certificate.get_served(settings)
 
@@ -25,15 +34,30 @@ def get_certificate(settings: SettingsDep, _: Admin) -> ServedCertificate:
     summary="Replace the served certificate with an uploaded chain and key; served from the next connection",
     responses={404: error("No private_key sent and no certificate signing request pending")},
 )
-def put_certificate(body: CertificateUpload, request: Request, settings: SettingsDep, session: SessionDep, _: Admin, actor: ActorDep) -> ServedCertificate:
+def put_certificate(
+    body: CertificateUpload,
+    request: Request,
+    settings: SettingsDep,
+    session: SessionDep,
+    _: Admin,
+    actor: ActorDep,
+) -> ServedCertificate:
     return tls_certificate.replace_served(session, actor, settings, request.app.state.ha, body)
 
 
-@router.post("/csr", status_code=201, summary="Make a key on this node and a certificate signing request for it (the key never leaves the node)")
-def create_csr(body: CsrRequest, settings: SettingsDep, session: SessionDep, _: Admin, actor: ActorDep) -> CsrRead:
+@router.post(
+    "/csr",
+    status_code=201,
+    summary="Make a key on this node and a certificate signing request for it (the key stays on the node)",
+)
+def create_csr(
+    body: CsrRequest, settings: SettingsDep, session: SessionDep, _: Admin, actor: ActorDep
+) -> CsrRead:
     return tls_csr.create(session, actor, settings, body)
 
 
-@router.get("/csr", summary="The pending certificate signing request", responses={404: error("No request is pending")})
+@router.get(
+    "/csr", summary="The pending certificate signing request", responses={404: error("No request is pending")}
+)
 def get_csr(settings: SettingsDep, _: Admin) -> CsrRead:
     return tls_csr.current(settings)

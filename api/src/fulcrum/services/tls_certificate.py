@@ -21,15 +21,24 @@ from fulcrum.telemetry.hub import Telemetry
 
 def served_files(settings: Settings) -> tuple[Path, Path]:
     if settings.tls_certfile is None or settings.tls_keyfile is None:
-        raise Conflict("this API serves plain HTTP (FULCRUM_TLS_CERTFILE and FULCRUM_TLS_KEYFILE are not set): no certificate to show or replace")
+        raise Conflict(
+            "this API serves plain HTTP (FULCRUM_TLS_CERTFILE and FULCRUM_TLS_KEYFILE are not set): "
+            "no certificate to show or replace"
+        )
     return settings.tls_certfile, settings.tls_keyfile
 
 
 def as_schema(info: CertificateInfo) -> ServedCertificate:
     return ServedCertificate(
-        subject=info.subject, issuer=info.issuer, names=info.names, not_before=info.not_before, not_after=info.not_after,
-        fingerprint_sha256=info.fingerprint, chain_length=info.chain_length, self_signed=info.self_signed,
-    )  # fmt: skip
+        subject=info.subject,
+        issuer=info.issuer,
+        names=info.names,
+        not_before=info.not_before,
+        not_after=info.not_after,
+        fingerprint_sha256=info.fingerprint,
+        chain_length=info.chain_length,
+        self_signed=info.self_signed,
+    )
 
 
 def get_served(settings: Settings) -> ServedCertificate:
@@ -37,24 +46,37 @@ def get_served(settings: Settings) -> ServedCertificate:
     return as_schema(read_served(certfile))
 
 
-def replace_served(session: Session, actor: audit.Actor, settings: Settings, runtime: HaRuntime, upload: CertificateUpload) -> ServedCertificate:
+def replace_served(
+    session: Session, actor: audit.Actor, settings: Settings, runtime: HaRuntime, upload: CertificateUpload
+) -> ServedCertificate:
     """Validate, have the HA peer pin it, then install: served from the next connection on."""
     certfile, keyfile = served_files(settings)
     now = datetime.now(UTC)
     from_csr = upload.private_key is None
-    validated = validate_upload(upload.certificate_chain, tls_csr.pending_key_pem(settings) if from_csr else upload.private_key, now)
+    key = tls_csr.pending_key_pem(settings) if upload.private_key is None else upload.private_key
+    validated = validate_upload(upload.certificate_chain, key, now)
     before = runtime.served_certificate
     membership.pin_on_peer_before_serving(session, runtime, validated.info.fingerprint)
     audit.record(
-        session, actor, "tls.certificate", validated.info.subject,
-        {"fingerprint": validated.info.fingerprint, "previous": before, "names": validated.info.names, "key_from_csr": from_csr,
-         "not_after": validated.info.not_after.isoformat()},
-    )  # fmt: skip
+        session,
+        actor,
+        "tls.certificate",
+        validated.info.subject,
+        {
+            "fingerprint": validated.info.fingerprint,
+            "previous": before,
+            "names": validated.info.names,
+            "key_from_csr": from_csr,
+            "not_after": validated.info.not_after.isoformat(),
+        },
+    )
     install(validated, certfile, keyfile)
     runtime.served_certificate = validated.info.fingerprint
     if from_csr:
         tls_csr.discard(settings)
-    tls_expiry.raise_if_due(session, runtime.telemetry, validated.info, now)  # one valid for less than 30 days
+    tls_expiry.raise_if_due(
+        session, runtime.telemetry, validated.info, now
+    )  # one valid for less than 30 days
     return as_schema(validated.info)
 
 

@@ -34,7 +34,9 @@ class PendingFiles:
 def pending_files(settings: Settings) -> PendingFiles:
     keyfile = settings.tls_keyfile
     if keyfile is None:
-        raise Conflict("this API serves plain HTTP (FULCRUM_TLS_KEYFILE is not set): no certificate to request")
+        raise Conflict(
+            "this API serves plain HTTP (FULCRUM_TLS_KEYFILE is not set): no certificate to request"
+        )
     return PendingFiles(keyfile.with_name(PENDING_KEY), keyfile.with_name(PENDING_CSR))
 
 
@@ -57,8 +59,15 @@ def _general_name(name: str) -> x509.GeneralName:
 
 def describe(csr: x509.CertificateSigningRequest) -> CsrRead:
     names = csr.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    listed = [*names.get_values_for_type(x509.DNSName), *(str(ip) for ip in names.get_values_for_type(x509.IPAddress))]
-    return CsrRead(subject=csr.subject.rfc4514_string(), names=listed, csr=csr.public_bytes(serialization.Encoding.PEM).decode())
+    listed = [
+        *names.get_values_for_type(x509.DNSName),
+        *(str(ip) for ip in names.get_values_for_type(x509.IPAddress)),
+    ]
+    return CsrRead(
+        subject=csr.subject.rfc4514_string(),
+        names=listed,
+        csr=csr.public_bytes(serialization.Encoding.PEM).decode(),
+    )
 
 
 def create(session: Session, actor: audit.Actor, settings: Settings, request: CsrRequest) -> CsrRead:
@@ -70,13 +79,22 @@ def create(session: Session, actor: audit.Actor, settings: Settings, request: Cs
     if request.country:
         attributes.append(x509.NameAttribute(NameOID.COUNTRY_NAME, request.country))
     csr = (
-        x509.CertificateSigningRequestBuilder().subject_name(x509.Name(attributes))
+        x509.CertificateSigningRequestBuilder()
+        .subject_name(x509.Name(attributes))
         .add_extension(x509.SubjectAlternativeName([_general_name(n) for n in request.names]), critical=False)
         .sign(key, hashes.SHA256())
-    )  # fmt: skip
+    )
     shown = describe(csr)
-    audit.record(session, actor, "tls.csr", shown.subject, {"names": shown.names, "key_type": request.key_type.value})
-    write_atomically(files.key, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()), 0o600)
+    audit.record(
+        session, actor, "tls.csr", shown.subject, {"names": shown.names, "key_type": request.key_type.value}
+    )
+    write_atomically(
+        files.key,
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        ),
+        0o600,
+    )
     write_atomically(files.csr, csr.public_bytes(serialization.Encoding.PEM), 0o644)
     return shown
 
@@ -95,7 +113,9 @@ def pending_key_pem(settings: Settings) -> str:
     try:
         pem = files.key.read_text()
     except FileNotFoundError:
-        raise NotFound("no private_key was uploaded and no certificate signing request is pending for one") from None
+        raise NotFound(
+            "no private_key was uploaded and no certificate signing request is pending for one"
+        ) from None
     parse_key(pem)
     return pem
 

@@ -32,12 +32,22 @@ log = logging.getLogger(__name__)
 def stage(info: CertificateInfo, now: datetime) -> tuple[str, Severity, str] | None:
     """The alarm this certificate calls for now: (stage, severity, message), or None."""
     if info.not_after <= now:
-        return "expired", Severity.CRITICAL, f"the dashboard's TLS certificate ({info.subject}) expired on {info.not_after:%Y-%m-%d %H:%M} UTC"
+        return (
+            "expired",
+            Severity.CRITICAL,
+            f"the dashboard's TLS certificate ({info.subject}) expired on "
+            f"{info.not_after:%Y-%m-%d %H:%M} UTC",
+        )
     if info.not_after - now <= WARN_AHEAD:
         days = (info.not_after - now).days
-        return "expiring", Severity.WARNING, (
-            f"the dashboard's TLS certificate ({info.subject}) expires in {days} days, on {info.not_after:%Y-%m-%d}: "
-            "upload a renewed one (System, Certificate)"
+        return (
+            "expiring",
+            Severity.WARNING,
+            (
+                f"the dashboard's TLS certificate ({info.subject}) expires in {days} days, "
+                f"on {info.not_after:%Y-%m-%d}: "
+                "upload a renewed one (System, Certificate)"
+            ),
         )
     return None
 
@@ -48,8 +58,14 @@ def raise_if_due(session: Session, telemetry: Telemetry, info: CertificateInfo, 
     if due is None:
         return
     name, severity, message = due
-    last = session.scalars(select(Event).where(Event.kind == EXPIRY_KIND).order_by(Event.id.desc()).limit(1)).first()
-    if last is not None and last.detail.get("fingerprint") == info.fingerprint and last.detail.get("stage") == name:
+    last = session.scalars(
+        select(Event).where(Event.kind == EXPIRY_KIND).order_by(Event.id.desc()).limit(1)
+    ).first()
+    if (
+        last is not None
+        and last.detail.get("fingerprint") == info.fingerprint
+        and last.detail.get("stage") == name
+    ):
         return
     detail = {"fingerprint": info.fingerprint, "stage": name, "not_after": info.not_after.isoformat()}
     event = Event(kind=EXPIRY_KIND, severity=severity.value, message=message, detail=detail)
@@ -58,7 +74,9 @@ def raise_if_due(session: Session, telemetry: Telemetry, info: CertificateInfo, 
     telemetry.broadcaster.publish(Message("event", EventRead.model_validate(event).model_dump_json()))
 
 
-async def watch(telemetry: Telemetry, read_served: Callable[[], CertificateInfo], interval: float = CHECK_INTERVAL_SECONDS) -> None:
+async def watch(
+    telemetry: Telemetry, read_served: Callable[[], CertificateInfo], interval: float = CHECK_INTERVAL_SECONDS
+) -> None:
     """The periodic check, for as long as the API runs."""
     while True:
         try:

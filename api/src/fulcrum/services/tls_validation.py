@@ -72,7 +72,10 @@ def subject_alternative_names(certificate: x509.Certificate) -> list[str]:
     except x509.ExtensionNotFound:
         return []
     names = extension.value
-    return [*names.get_values_for_type(x509.DNSName), *(str(ip) for ip in names.get_values_for_type(x509.IPAddress))]
+    return [
+        *names.get_values_for_type(x509.DNSName),
+        *(str(ip) for ip in names.get_values_for_type(x509.IPAddress)),
+    ]
 
 
 def read_served(certfile: Path) -> CertificateInfo:
@@ -81,13 +84,17 @@ def read_served(certfile: Path) -> CertificateInfo:
 
 def parse_chain(pem: str) -> list[x509.Certificate]:
     if "-----BEGIN CERTIFICATE-----" not in pem:
-        raise invalid(CHAIN_FIELD, "no PEM certificate found: paste the server's certificate, then any intermediates")
+        raise invalid(
+            CHAIN_FIELD, "no PEM certificate found: paste the server's certificate, then any intermediates"
+        )
     try:
         chain = x509.load_pem_x509_certificates(pem.encode())
     except ValueError as error:
         raise invalid(CHAIN_FIELD, f"a certificate in the chain is not valid PEM: {error}") from None
     if len(chain) > MAX_CHAIN_LENGTH:
-        raise invalid(CHAIN_FIELD, f"the chain has {len(chain)} certificates; at most {MAX_CHAIN_LENGTH} are served")
+        raise invalid(
+            CHAIN_FIELD, f"the chain has {len(chain)} certificates; at most {MAX_CHAIN_LENGTH} are served"
+        )
     return chain
 
 
@@ -104,27 +111,41 @@ def parse_key(pem: str) -> ServerKey:
         raise invalid(KEY_FIELD, "the private key is of a type this appliance does not serve") from None
     if isinstance(key, rsa.RSAPrivateKey):
         if key.key_size < MIN_RSA_BITS:
-            raise invalid(KEY_FIELD, f"an RSA key of {key.key_size} bits is too weak: at least {MIN_RSA_BITS}")
+            raise invalid(
+                KEY_FIELD, f"an RSA key of {key.key_size} bits is too weak: at least {MIN_RSA_BITS}"
+            )
         return key
     if isinstance(key, ec.EllipticCurvePrivateKey):
         if not isinstance(key.curve, ACCEPTED_CURVES):
-            raise invalid(KEY_FIELD, f"EC curve {key.curve.name} is not one browsers accept: use P-256, P-384 or P-521")
+            raise invalid(
+                KEY_FIELD, f"EC curve {key.curve.name} is not one browsers accept: use P-256, P-384 or P-521"
+            )
         return key
-    raise invalid(KEY_FIELD, f"a {type(key).__name__.removeprefix('_')} key is not served: use RSA ({MIN_RSA_BITS} bits or more) or EC")
+    raise invalid(
+        KEY_FIELD,
+        f"a {type(key).__name__.removeprefix('_')} key is not served: "
+        f"use RSA ({MIN_RSA_BITS} bits or more) or EC",
+    )
 
 
 def public_der(key: Any) -> bytes:
-    return key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)  # type: ignore[no-any-return]
+    spki = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return bytes(spki)
 
 
 def check_chain(chain: list[x509.Certificate], key: ServerKey, now: datetime) -> None:
     leaf = chain[0]
     if public_der(leaf.public_key()) != public_der(key.public_key()):
-        matching = [i for i, c in enumerate(chain[1:], start=2) if public_der(c.public_key()) == public_der(key.public_key())]
+        matching = [
+            i
+            for i, c in enumerate(chain[1:], start=2)
+            if public_der(c.public_key()) == public_der(key.public_key())
+        ]
         if matching:  # the key is right, the chain is out of order
             raise invalid(
                 CHAIN_FIELD,
-                f"the private key does not belong to the first certificate of the chain (it belongs to certificate {matching[0]} "
+                "the private key does not belong to the first certificate of the chain "
+                f"(it belongs to certificate {matching[0]} "
                 "of the chain): put the server's certificate first",
             )
         raise invalid(KEY_FIELD, "the private key does not belong to the first certificate of the chain")
@@ -134,15 +155,23 @@ def check_chain(chain: list[x509.Certificate], key: ServerKey, now: datetime) ->
         except (ValueError, TypeError, InvalidSignature):
             raise invalid(
                 CHAIN_FIELD,
-                f"certificate {position} ({certificate.subject.rfc4514_string()}) is not issued by certificate {position + 1} "
+                f"certificate {position} ({certificate.subject.rfc4514_string()}) "
+                f"is not issued by certificate {position + 1} "
                 f"({issuer.subject.rfc4514_string()}): order the chain server first, then each issuer",
             ) from None
     for position, certificate in enumerate(chain, start=1):
         name = certificate.subject.rfc4514_string()
         if certificate.not_valid_after_utc <= now:
-            raise invalid(CHAIN_FIELD, f"certificate {position} ({name}) expired on {certificate.not_valid_after_utc.isoformat()}")
+            raise invalid(
+                CHAIN_FIELD,
+                f"certificate {position} ({name}) expired on {certificate.not_valid_after_utc.isoformat()}",
+            )
         if certificate.not_valid_before_utc > now:
-            raise invalid(CHAIN_FIELD, f"certificate {position} ({name}) is not valid before {certificate.not_valid_before_utc.isoformat()}")
+            raise invalid(
+                CHAIN_FIELD,
+                f"certificate {position} ({name}) is not valid before "
+                f"{certificate.not_valid_before_utc.isoformat()}",
+            )
     check_server_use(leaf)
 
 
@@ -157,11 +186,15 @@ def check_server_use(leaf: x509.Certificate) -> None:
     except x509.ExtensionNotFound:
         usages = None
     if usages is not None and ExtendedKeyUsageOID.SERVER_AUTH not in usages:
-        raise invalid(CHAIN_FIELD, "the first certificate's extended key usage does not include TLS server authentication")
+        raise invalid(
+            CHAIN_FIELD,
+            "the first certificate's extended key usage does not include TLS server authentication",
+        )
     if not subject_alternative_names(leaf):
         raise invalid(
             CHAIN_FIELD,
-            "the first certificate names no host in subject alternative names (DNS or IP): browsers ignore the common name",
+            "the first certificate names no host in subject alternative names (DNS or IP): "
+            "browsers ignore the common name",
         )
 
 
@@ -178,7 +211,9 @@ def validate_upload(chain_pem: str, key_pem: str, now: datetime | None = None) -
     check_chain(chain, key, now or datetime.now(UTC))
     # Written back canonically: only the certificates and the key, nothing else that was pasted.
     chain_out = b"".join(c.public_bytes(serialization.Encoding.PEM) for c in chain)
-    key_out = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    key_out = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
     return ValidatedUpload(chain_out, key_out, describe(chain))
 
 
