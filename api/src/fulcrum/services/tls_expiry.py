@@ -46,7 +46,7 @@ def stage(info: CertificateInfo, now: datetime) -> tuple[str, Severity, str] | N
             (
                 f"the dashboard's TLS certificate ({info.subject}) expires in {days} days, "
                 f"on {info.not_after:%Y-%m-%d}: "
-                "upload a renewed one (System, Certificate)"
+                "upload a renewed one (PUT /api/v1/tls/certificate)"
             ),
         )
     return None
