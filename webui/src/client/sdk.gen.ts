@@ -555,7 +555,7 @@ export const telemetryStream = <ThrowOnError extends boolean = true>(options?: O
 });
 
 /**
- * The certificate this node serves: subject, issuer, names, validity, SHA-256
+ * The certificate this node serves: subject, issuer, names, validity (null: plain HTTP)
  */
 export const tlsGetCertificate = <ThrowOnError extends boolean = true>(options?: Options<TlsGetCertificateData, ThrowOnError>) => (options?.client ?? client).get<TlsGetCertificateResponses, TlsGetCertificateErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -577,7 +577,7 @@ export const tlsPutCertificate = <ThrowOnError extends boolean = true>(options: 
 });
 
 /**
- * The pending certificate signing request
+ * The pending certificate signing request (null: none is pending)
  */
 export const tlsGetCsr = <ThrowOnError extends boolean = true>(options?: Options<TlsGetCsrData, ThrowOnError>) => (options?.client ?? client).get<TlsGetCsrResponses, TlsGetCsrErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -586,7 +586,7 @@ export const tlsGetCsr = <ThrowOnError extends boolean = true>(options?: Options
 });
 
 /**
- * Make a key on this node and a certificate signing request for it (the key never leaves the node)
+ * Make a key on this node and a certificate signing request for it (the key stays on the node)
  */
 export const tlsCreateCsr = <ThrowOnError extends boolean = true>(options: Options<TlsCreateCsrData, ThrowOnError>) => (options.client ?? client).post<TlsCreateCsrResponses, TlsCreateCsrErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

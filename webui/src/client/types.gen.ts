@@ -4624,19 +4624,17 @@ export type TlsGetCertificateErrors = {
      * Logged in, but not allowed to do this
      */
     403: Error;
-    /**
-     * This API serves plain HTTP: it has no certificate (or, on PUT, the HA peer could not pin the new one first)
-     */
-    409: Error;
 };
 
 export type TlsGetCertificateError = TlsGetCertificateErrors[keyof TlsGetCertificateErrors];
 
 export type TlsGetCertificateResponses = {
     /**
+     * Response Tls-Get Certificate
+     *
      * Successful Response
      */
-    200: ServedCertificate;
+    200: ServedCertificate | null;
 };
 
 export type TlsGetCertificateResponse = TlsGetCertificateResponses[keyof TlsGetCertificateResponses];
@@ -4706,23 +4704,17 @@ export type TlsGetCsrErrors = {
      * Logged in, but not allowed to do this
      */
     403: Error;
-    /**
-     * No request is pending
-     */
-    404: Error;
-    /**
-     * This API serves plain HTTP: it has no certificate (or, on PUT, the HA peer could not pin the new one first)
-     */
-    409: Error;
 };
 
 export type TlsGetCsrError = TlsGetCsrErrors[keyof TlsGetCsrErrors];
 
 export type TlsGetCsrResponses = {
     /**
+     * Response Tls-Get Csr
+     *
      * Successful Response
      */
-    200: CsrRead;
+    200: CsrRead | null;
 };
 
 export type TlsGetCsrResponse = TlsGetCsrResponses[keyof TlsGetCsrResponses];

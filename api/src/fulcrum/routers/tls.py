@@ -19,20 +19,21 @@ PLAIN_HTTP: dict[int | str, dict[str, Any]] = {
     )
 }
 
-router = APIRouter(prefix="/tls", tags=["tls"], responses=PLAIN_HTTP)
+router = APIRouter(prefix="/tls", tags=["tls"])
 
 
 @router.get(
-    "/certificate", summary="The certificate this node serves: subject, issuer, names, validity, SHA-256"
+    "/certificate",
+    summary="The certificate this node serves: subject, issuer, names, validity (null: plain HTTP)",
 )
-def get_certificate(settings: SettingsDep, _: Admin) -> ServedCertificate:
+def get_certificate(settings: SettingsDep, _: Admin) -> ServedCertificate | None:
     return tls_certificate.get_served(settings)
 
 
 @router.put(
     "/certificate",
     summary="Replace the served certificate with an uploaded chain and key; served from the next connection",
-    responses={404: error("No private_key sent and no certificate signing request pending")},
+    responses={**PLAIN_HTTP, 404: error("No private_key sent and no certificate signing request pending")},
 )
 def put_certificate(
     body: CertificateUpload,
@@ -48,6 +49,7 @@ def put_certificate(
 @router.post(
     "/csr",
     status_code=201,
+    responses=PLAIN_HTTP,
     summary="Make a key on this node and a certificate signing request for it (the key stays on the node)",
 )
 def create_csr(
@@ -56,8 +58,6 @@ def create_csr(
     return tls_csr.create(session, actor, settings, body)
 
 
-@router.get(
-    "/csr", summary="The pending certificate signing request", responses={404: error("No request is pending")}
-)
-def get_csr(settings: SettingsDep, _: Admin) -> CsrRead:
+@router.get("/csr", summary="The pending certificate signing request (null: none is pending)")
+def get_csr(settings: SettingsDep, _: Admin) -> CsrRead | None:
     return tls_csr.current(settings)

@@ -41,9 +41,11 @@ def as_schema(info: CertificateInfo) -> ServedCertificate:
     )
 
 
-def get_served(settings: Settings) -> ServedCertificate:
-    certfile, _ = served_files(settings)
-    return as_schema(read_served(certfile))
+def get_served(settings: Settings) -> ServedCertificate | None:
+    """None: the API serves plain HTTP."""
+    if settings.tls_certfile is None:
+        return None
+    return as_schema(read_served(settings.tls_certfile))
 
 
 def replace_served(

@@ -99,12 +99,14 @@ def create(session: Session, actor: audit.Actor, settings: Settings, request: Cs
     return shown
 
 
-def current(settings: Settings) -> CsrRead:
-    files = pending_files(settings)
+def current(settings: Settings) -> CsrRead | None:
+    """None: no request is pending (or the API serves plain HTTP)."""
+    if settings.tls_keyfile is None:
+        return None
     try:
-        return describe(x509.load_pem_x509_csr(files.csr.read_bytes()))
+        return describe(x509.load_pem_x509_csr(pending_files(settings).csr.read_bytes()))
     except FileNotFoundError:
-        raise NotFound("no certificate signing request is pending: make one first") from None
+        return None
 
 
 def pending_key_pem(settings: Settings) -> str:
