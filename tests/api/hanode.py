@@ -103,6 +103,7 @@ class Node:
         keyfile.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
         self.tls = (certfile, keyfile)
         self.env["FULCRUM_TLS_CERTFILE"] = str(certfile)
+        self.env["FULCRUM_TLS_KEYFILE"] = str(keyfile)
         return hashlib.sha256(certificate.public_bytes(serialization.Encoding.DER)).hexdigest()
 
     def _renew_client(self) -> None:
@@ -383,14 +384,17 @@ def _serve(port: int, env: dict[str, str], log_path: str, tls: list[str] | None,
         os.environ.update(env)
         import uvicorn
 
+        from fulcrum import serve
         from fulcrum.ha import clock
         from fulcrum.main import create_app
         from fulcrum.settings import Settings
 
         if clock_offset:
             clock.now = lambda: time.time() + clock_offset  # this node's wall clock is off
-        certfile, keyfile = tls or (None, None)
-        uvicorn.run(create_app(Settings()), host="127.0.0.1", port=port, log_level="warning", ssl_certfile=certfile, ssl_keyfile=keyfile)
+        certfile, keyfile = (Path(tls[0]), Path(tls[1])) if tls else (None, None)
+        # As the appliance serves: an uploaded certificate is served from the next connection.
+        app = create_app(Settings())
+        uvicorn.Server(serve.config(app, "127.0.0.1", port, certfile, keyfile, log_level="warning")).run()
     except BaseException:
         traceback.print_exc()
     finally:

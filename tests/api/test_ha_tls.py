@@ -8,6 +8,7 @@ from pathlib import Path
 
 from fulcrum.ha.tls import served_fingerprint
 from apitest import WEB
+from certmaker import issue, key_pem, pem
 from hanode import WAIT_DEADLINE, Node, in_sync, pair, two_nodes
 from lab.wait import wait_until
 
@@ -92,3 +93,55 @@ def test_pairing_is_refused_when_the_certificate_seen_is_not_the_one_the_peer_se
         beta.start()
         alpha.post("/ha/pair", body, expect=200)
         assert alpha.sql("SELECT peer_certificate FROM ha_pairing") == [(fingerprint(beta),)]
+
+
+def trust_served_certificate(node: Node) -> None:
+    """The test's own client trusts exactly the certificate the node serves: the uploaded one now."""
+    headers = node.http.headers
+    node.http = node._client()
+    node.http.headers.update(headers)
+
+
+def test_an_uploaded_certificate_is_pinned_by_the_peer_before_it_is_served(tmp_path: Path) -> None:
+    with two_nodes(tmp_path, tls=True) as (alpha, beta, _, _):
+        pair(alpha, beta)
+        beta.login("admin")  # pairing gave beta alpha's accounts
+        wait_until(lambda: beta.status()["peer"]["reachable"], WAIT_DEADLINE, what="beta to see alpha")
+        old = fingerprint(alpha)
+
+        # The peer cannot be told: refused, and the old certificate stays served and pinned.
+        beta.stop()
+        refused_upload = issue("alpha", names=["127.0.0.1"])
+        body = {
+            "certificate_chain": pem(refused_upload.certificate),
+            "private_key": key_pem(refused_upload.key),
+        }
+        response = alpha.http.put("/api/v1/tls/certificate", json=body)
+        assert response.status_code == 409
+        assert "could not be told to pin the new certificate" in response.json()["detail"]
+        assert fingerprint(alpha) == old
+        assert alpha.sql("SELECT announced_certificate FROM ha_pairing") == [(old,)]
+        beta.start()
+
+        new = issue("alpha", names=["127.0.0.1"])
+        body = {"certificate_chain": pem(new.certificate), "private_key": key_pem(new.key)}
+        response = alpha.http.put("/api/v1/tls/certificate", json=body)
+        assert response.status_code == 200, response.text
+        pinned = response.json()["fingerprint_sha256"]
+        assert pinned != old and fingerprint(alpha) == pinned
+        # Pinned on beta by the time the upload answered, before alpha served it.
+        assert beta.sql("SELECT peer_certificate FROM ha_pairing") == [(pinned,)]
+        assert alpha.sql("SELECT announced_certificate FROM ha_pairing") == [(pinned,)]
+        trust_served_certificate(alpha)
+        assert alpha.get("/tls/certificate")["fingerprint_sha256"] == pinned
+
+        seen = wait_until(
+            lambda: (s := beta.status())["peer"]["certificate"] == pinned and s,
+            WAIT_DEADLINE,
+            what="beta to reach alpha's new certificate",
+        )
+        assert seen["peer"]["reachable"] and seen["peer"]["untrusted_certificate"] is None
+        assert beta.get("/events?kind=ha.peer_untrusted")["count"] == 0
+        alpha.post("/services", WEB, expect=201)
+        alpha.commit("after the upload")
+        wait_until(lambda: in_sync(alpha, beta), WAIT_DEADLINE, what="beta to take alpha's revision")

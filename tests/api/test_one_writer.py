@@ -43,6 +43,8 @@ ANY_NODE = {
     ("POST", "/api/v1/peer/config"),
     ("POST", "/api/v1/peer/certificate"),
     ("POST", "/api/v1/peer/maintenance"),
+    ("PUT", "/api/v1/tls/certificate"),
+    ("POST", "/api/v1/tls/csr"),
 }
 # A commit: allowed on a standby only when it changes node-local settings alone.
 NODE_LOCAL_COMMIT = {("POST", "/api/v1/revisions")}

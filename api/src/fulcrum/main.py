@@ -33,6 +33,7 @@ from fulcrum.routers import (
     services,
     status,
     telemetry,
+    tls,
     tokens,
     users,
     vip_groups,
@@ -40,6 +41,7 @@ from fulcrum.routers import (
 from fulcrum.routers.one_writer import one_writer
 from fulcrum.routers.params import DEFAULT_MAX_BODY
 from fulcrum.services import revisions as revision_service
+from fulcrum.services import tls_certificate
 from fulcrum.services.auth import TokenUsage
 from fulcrum.services.dataplane import make_applier
 from fulcrum.apply.client import Applier
@@ -80,12 +82,15 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         if settings.ha_sync_interval > 0:
             ha_watcher.start()
         watcher = asyncio.create_task(_confirm_watcher(app, settings.confirm_poll_seconds))
+        expiry_watch = tls_certificate.start_expiry_watch(settings, app.state.telemetry)
         try:
             yield
         finally:
-            watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watcher
+            for task in (watcher, expiry_watch):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
             await asyncio.to_thread(ha_watcher.stop)
             await asyncio.to_thread(app.state.telemetry.stop)
             engine.dispose()
@@ -111,7 +116,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
     # The one-writer rule on every route: a paired standby refuses changes (routers.one_writer).
     resources = (
         auth, users, tokens, services, backends, imports, revisions, status, audit, telemetry, peer, console,
-        vip_groups, node, firewall, ha,
+        vip_groups, node, firewall, ha, tls,
     )
     for module in resources:
         app.include_router(module.router, prefix=API_PREFIX, dependencies=[Depends(one_writer)])

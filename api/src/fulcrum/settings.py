@@ -49,6 +49,9 @@ class Settings(BaseSettings):
     # The certificate (PEM) the API serves over HTTPS, read at start-up: the HA peer pins its
     # SHA-256. None: the API serves plain HTTP (the lab, tests) and the peer link has no TLS.
     tls_certfile: Path | None = None
+    # Its private key. An uploaded certificate replaces both files (services/tls_certificate.py);
+    # fulcrum.serve serves the new pair from the next connection.
+    tls_keyfile: Path | None = None
 
     # HA pair. The maintenance file is keepalived's track file: a non-zero number in it hands the
     # VIPs to the peer (the renderer and the API both use this path).

@@ -271,6 +271,24 @@ export type BackendsList = {
 };
 
 /**
+ * CertificateUpload
+ */
+export type CertificateUpload = {
+    /**
+     * Certificate Chain
+     *
+     * PEM: this appliance's certificate first, then each intermediate, each issued by the next
+     */
+    certificate_chain: string;
+    /**
+     * Private Key
+     *
+     * PEM, unencrypted: the first certificate's key; none for a certificate signed for this box's pending CSR
+     */
+    private_key?: string | null;
+};
+
+/**
  * CheckType
  */
 export type CheckType = 'tcp' | 'http' | 'https' | 'dns' | 'smtp' | 'udp' | 'ping' | 'none';
@@ -346,6 +364,53 @@ export type ConsoleAccessUpdate = {
      * Password Required
      */
     password_required: boolean;
+};
+
+/**
+ * CsrRead
+ */
+export type CsrRead = {
+    /**
+     * Csr
+     *
+     * PEM: give this to the certificate authority
+     */
+    csr: string;
+    /**
+     * Names
+     */
+    names: Array<string>;
+    /**
+     * Subject
+     */
+    subject: string;
+};
+
+/**
+ * CsrRequest
+ */
+export type CsrRequest = {
+    /**
+     * Common Name
+     */
+    common_name: string;
+    /**
+     * Country
+     *
+     * ISO 3166 two-letter code
+     */
+    country?: string | null;
+    key_type?: KeyType;
+    /**
+     * Names
+     *
+     * Subject alternative names: DNS names or IP addresses
+     */
+    names: Array<string>;
+    /**
+     * Organization
+     */
+    organization?: string | null;
 };
 
 /**
@@ -920,6 +985,11 @@ export type ImportedObject = {
      */
     summary: string;
 };
+
+/**
+ * KeyType
+ */
+export type KeyType = 'ec-p256' | 'ec-p384' | 'rsa-2048' | 'rsa-3072';
 
 /**
  * LoginRequest
@@ -1596,6 +1666,48 @@ export type SeriesPoint = {
      * T
      */
     t: string;
+};
+
+/**
+ * ServedCertificate
+ */
+export type ServedCertificate = {
+    /**
+     * Chain Length
+     */
+    chain_length: number;
+    /**
+     * Fingerprint Sha256
+     *
+     * SHA-256 of the certificate (DER), hex; what the HA peer pins
+     */
+    fingerprint_sha256: string;
+    /**
+     * Issuer
+     */
+    issuer: string;
+    /**
+     * Names
+     *
+     * Subject alternative names: DNS names and IP addresses
+     */
+    names: Array<string>;
+    /**
+     * Not After
+     */
+    not_after: string;
+    /**
+     * Not Before
+     */
+    not_before: string;
+    /**
+     * Self Signed
+     */
+    self_signed: boolean;
+    /**
+     * Subject
+     */
+    subject: string;
 };
 
 /**
@@ -4495,6 +4607,162 @@ export type TelemetryStreamResponses = {
      */
     200: unknown;
 };
+
+export type TlsGetCertificateData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/tls/certificate';
+};
+
+export type TlsGetCertificateErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type TlsGetCertificateError = TlsGetCertificateErrors[keyof TlsGetCertificateErrors];
+
+export type TlsGetCertificateResponses = {
+    /**
+     * Response Tls-Get Certificate
+     *
+     * Successful Response
+     */
+    200: ServedCertificate | null;
+};
+
+export type TlsGetCertificateResponse = TlsGetCertificateResponses[keyof TlsGetCertificateResponses];
+
+export type TlsPutCertificateData = {
+    body: CertificateUpload;
+    path?: never;
+    query?: never;
+    url: '/api/v1/tls/certificate';
+};
+
+export type TlsPutCertificateErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No private_key sent and no certificate signing request pending
+     */
+    404: Error;
+    /**
+     * This API serves plain HTTP: it has no certificate (or, on PUT, the HA peer could not pin the new one first)
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type TlsPutCertificateError = TlsPutCertificateErrors[keyof TlsPutCertificateErrors];
+
+export type TlsPutCertificateResponses = {
+    /**
+     * Successful Response
+     */
+    200: ServedCertificate;
+};
+
+export type TlsPutCertificateResponse = TlsPutCertificateResponses[keyof TlsPutCertificateResponses];
+
+export type TlsGetCsrData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/tls/csr';
+};
+
+export type TlsGetCsrErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type TlsGetCsrError = TlsGetCsrErrors[keyof TlsGetCsrErrors];
+
+export type TlsGetCsrResponses = {
+    /**
+     * Response Tls-Get Csr
+     *
+     * Successful Response
+     */
+    200: CsrRead | null;
+};
+
+export type TlsGetCsrResponse = TlsGetCsrResponses[keyof TlsGetCsrResponses];
+
+export type TlsCreateCsrData = {
+    body: CsrRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v1/tls/csr';
+};
+
+export type TlsCreateCsrErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * This API serves plain HTTP: it has no certificate (or, on PUT, the HA peer could not pin the new one first)
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type TlsCreateCsrError = TlsCreateCsrErrors[keyof TlsCreateCsrErrors];
+
+export type TlsCreateCsrResponses = {
+    /**
+     * Successful Response
+     */
+    201: CsrRead;
+};
+
+export type TlsCreateCsrResponse = TlsCreateCsrResponses[keyof TlsCreateCsrResponses];
 
 export type TokensListTokensData = {
     body?: never;

@@ -207,6 +207,31 @@ def announce_certificate(runtime: HaRuntime) -> None:
         pairing.certificate_announced(session, served)
 
 
+def pin_on_peer_before_serving(session: Session, runtime: HaRuntime, certificate: str) -> None:
+    """Before this node serves an uploaded certificate: have the peer pin it, in a signed request
+    over a connection that still checks the peer's own pin, so the link never meets a certificate
+    it does not trust. Not paired: nothing to do. A peer that cannot be asked refuses the upload
+    (the certificate would otherwise cut the pair until the peer came back to be told)."""
+    current = pairing.current_pairing(session)
+    if current is None:
+        return
+    peer = replication.client_for(current, get_node(session).name)
+    try:
+        announcement = wire.CertificateAnnouncement(certificate=certificate).model_dump()
+        response = peer.post("/certificate", announcement)
+    except PeerError as error:
+        raise Conflict(
+            f"the HA peer {current.peer_name} could not be told to pin the new certificate, "
+            f"so it is not installed: {error}"
+        ) from None
+    if not response.ok:
+        raise Conflict(
+            f"the HA peer {current.peer_name} refused to pin the new certificate, "
+            f"so it is not installed: {response.detail}"
+        )
+    pairing.certificate_announced(session, certificate)
+
+
 def peer_certificate_renewed(session: Session, runtime: HaRuntime, actor: audit.Actor, certificate: str) -> None:
     """On the other node: the signed announcement of a renewed certificate; pin it."""
     current = pairing.pin_peer_certificate(session, certificate)
