@@ -33,7 +33,7 @@ commit_lock = threading.Lock()
 # Revisions whose configuration is (or, without a data plane, would be) the one running.
 GOOD_STATES = (RevisionState.APPLIED.value, RevisionState.VALIDATED.value, RevisionState.AWAITING_CONFIRM.value)
 # A failure in these steps means the configuration itself was rejected: nothing is recorded.
-_REJECTED_STEPS = {ApplyStep.RENDER, ApplyStep.VALIDATE_KEEPALIVED, ApplyStep.VALIDATE_NFTABLES}
+_REJECTED_STEPS = {ApplyStep.RENDER, ApplyStep.VALIDATE}
 
 
 def get_revision(session: Session, number: int) -> Revision:
