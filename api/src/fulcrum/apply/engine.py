@@ -234,11 +234,14 @@ class ApplyEngine:
     def vrrp_view(self) -> VrrpView:
         """The interfaces with their addresses, and whether keepalived's VRRP process runs."""
         available, _ = ipvs_available()
-        vrrp_pidfile = self.config.keepalived_vrrp_pidfile or self.config.keepalived_pidfile.parent / "keepalived-vrrp.pid"
+        default_pidfile = self.config.keepalived_pidfile.parent / "keepalived-vrrp.pid"
+        vrrp_pidfile = self.config.keepalived_vrrp_pidfile or default_pidfile
         return VrrpView(
             ipvs_available=available,
             vrrp_running=pid_of(vrrp_pidfile) is not None,
-            interfaces=[InterfaceView(name=i.name, up=i.up, addresses=sorted(i.addresses)) for i in read_interfaces()],
+            interfaces=[
+                InterfaceView(name=i.name, up=i.up, addresses=sorted(i.addresses)) for i in read_interfaces()
+            ],
         )
 
     # --- staging and validation -----------------------------------------------------------------
@@ -275,7 +278,10 @@ class ApplyEngine:
         """Step 3: why the first daemon that cannot run here cannot (None: all can)."""
         for daemon in self.daemons:
             started = time.monotonic()
-            available, detail = daemon.precondition()
+            try:
+                available, detail = daemon.precondition()
+            except Exception as error:  # a check that cannot tell says the daemon cannot run here
+                available, detail = False, _describe(error)
             steps.note(ApplyStep.DATAPLANE, daemon.name, available, detail, started)
             if not available:
                 return detail

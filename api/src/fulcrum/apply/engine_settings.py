@@ -17,7 +17,8 @@ NODE_HEALTH_PROGRAM = "fulcrum-node-health"
 
 def engine_config(settings: Settings) -> EngineConfig:
     """The engine's paths from the appliance settings: the same FULCRUM_* variables as the API's."""
-    assert settings.state_dir and settings.keepalived_conf and settings.nftables_conf and settings.keepalived_pidfile
+    assert settings.state_dir and settings.keepalived_conf and settings.nftables_conf
+    assert settings.keepalived_pidfile
     return EngineConfig(
         state_dir=settings.state_dir,
         keepalived_conf=settings.keepalived_conf,
@@ -27,7 +28,9 @@ def engine_config(settings: Settings) -> EngineConfig:
             settings.keepalived_start
             or keepalived_argv(settings.keepalived_conf, settings.keepalived_pidfile, settings.state_dir)
         ),
-        keepalived_vrrp_pidfile=settings.keepalived_vrrp_pidfile or _keepalived_run_dir(settings) / "keepalived-vrrp.pid",
+        keepalived_vrrp_pidfile=(
+            settings.keepalived_vrrp_pidfile or _keepalived_run_dir(settings) / "keepalived-vrrp.pid"
+        ),
         runtime=runtime_paths(settings),
         readback_timeout=settings.readback_timeout,
     )
@@ -42,7 +45,8 @@ def _keepalived_run_dir(settings: Settings) -> Path:
 
 def runtime_paths(settings: Settings) -> RuntimePaths:
     """What keepalived.conf refers to on this appliance, all from the settings."""
-    checkers = settings.keepalived_checkers_pidfile or _keepalived_run_dir(settings) / "keepalived-checkers.pid"
+    run_dir = _keepalived_run_dir(settings)
+    checkers = settings.keepalived_checkers_pidfile or run_dir / "keepalived-checkers.pid"
     return RuntimePaths(
         notify_fifo=str(settings.notify_fifo) if settings.notify_fifo else None,
         lvs_notify_fifo=str(settings.lvs_notify_fifo) if settings.lvs_notify_fifo else None,

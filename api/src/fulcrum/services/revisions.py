@@ -144,6 +144,7 @@ def commit(
         raise ApplyRejected(
             f"the configuration was rejected at step {result.failed_step.value}: {result.message}",
             failed_step=result.failed_step.value,
+            failed_daemon=result.failed_daemon,
             apply_result=result.model_dump(mode="json"),
         )
     if superseded is not None:
@@ -174,6 +175,7 @@ def commit(
             "message": message,
             "outcome": result.outcome.value,
             "failed_step": result.failed_step.value if result.failed_step else None,
+            "failed_daemon": result.failed_daemon,
             "rollback_of": rollback_of,
             "reverts": superseded,
             "confirm_within": confirm_within,
@@ -188,6 +190,7 @@ def commit(
             f"{result.message}; the previous configuration is running",
             revision=number,
             failed_step=result.failed_step.value if result.failed_step else None,
+            failed_daemon=result.failed_daemon,
             apply_result=result.model_dump(mode="json"),
         )
     return revision
