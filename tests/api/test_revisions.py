@@ -23,8 +23,8 @@ def test_commit_validates_with_the_real_tools_and_says_the_data_plane_is_missing
     # This host's kernel has no IPVS: the revision is valid but nothing pretends it was applied.
     assert revision["state"] == "validated"
     result = revision["apply_result"]
-    steps = [s["step"] for s in result["steps"]]
-    assert steps[:3] == ["render", "validate_keepalived", "validate_nftables"]
+    steps = [(s["step"], s["daemon"]) for s in result["steps"]]
+    assert steps[3:5] == [("validate", "nftables"), ("validate", "keepalived")]
     assert "data plane unavailable" in result["message"]
     status = client.get("/api/v1/status").json()
     assert status["dataplane"]["ipvs_available"] is False

@@ -88,9 +88,11 @@ def timed_commit(env, message: str, expected_reals: int) -> dict:
     finally:
         stop.set()
         watcher.join()
-    steps = {step["step"]: step["seconds"] for step in revision["apply_result"]["steps"]}
+    # Keyed "validate_keepalived", "load_keepalived", "verify_keepalived" (the IPVS read-back), ...
+    steps = {"_".join(filter(None, (step["step"], step["daemon"]))): step["seconds"]
+             for step in revision["apply_result"]["steps"]}
     return {"state": revision["state"], "commit_seconds": elapsed, "kernel_matched_seconds": seen.get("kernel"),
-            "steps": steps, "reload_and_readback_seconds": steps.get("reload_keepalived", 0) + steps.get("readback", 0),
+            "steps": steps, "reload_and_readback_seconds": steps.get("load_keepalived", 0) + steps.get("verify_keepalived", 0),
             "message": revision["apply_result"]["message"],
             # Real servers reported down or unchecked: they make the read-back wait its settle time.
             "warnings": revision["apply_result"]["warnings"][:5], "warning_count": len(revision["apply_result"]["warnings"])}

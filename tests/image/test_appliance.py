@@ -162,7 +162,7 @@ def commit_service(appliance: Appliance, token: str, backend_port: int) -> int:
         assert fetched.status_code == 200, f"revision {number} is not there right after the commit: {fetched.text}"
         result = fetched.json()["apply_result"]
     assert result["outcome"] == "applied", f"revision {number} was not applied: {result}"
-    readback = [step for step in result["steps"] if step["step"] == "readback"]
+    readback = [s for s in result["steps"] if s["step"] == "verify" and s["daemon"] == "keepalived"]
     assert readback and readback[0]["ok"], f"no successful IPVS read-back in {result['steps']}"
     return number
 

@@ -241,7 +241,7 @@ def test_a_scheduler_the_kernel_lacks_fails_the_apply_and_the_previous_config_ke
 
     body = e.api.commit_failure("twos without ip_vs_twos")
 
-    assert body["failed_step"] == "readback", body
+    assert (body["failed_step"], body["failed_daemon"]) == ("verify", "keepalived"), body
     assert body["apply_result"]["rolled_back"] is True, body
     revisions = e.api.revisions()
     assert revisions[0]["state"] == "failed" and revisions[1]["number"] == running["number"]

@@ -77,8 +77,9 @@ def test_commit_reaches_the_kernel_and_vrrp_brings_up_the_vip(env):
 
     result = revision["apply_result"]
     assert result["outcome"] == "applied"
-    steps = {step["step"]: step for step in result["steps"]}
-    assert steps["readback"]["ok"] and steps["readback"]["detail"].startswith("IPVS matches: 2 services, 6 real servers")
+    steps = {(step["step"], step["daemon"]): step for step in result["steps"]}
+    readback = steps["verify", "keepalived"]
+    assert readback["ok"] and readback["detail"].startswith("IPVS matches: 2 services, 6 real servers")
     # keepalived (started by the engine, in the LB namespace) runs VRRP: alone, it becomes MASTER.
     lab.wait_until(lambda: vip_on_lb(e), 30, what="keepalived's VRRP to add the VIP on lb1")
     table = ipvs.read_ipvs(e.net.lb)

@@ -1,7 +1,7 @@
 """nftables load, read-back and rollback, and the engine's rollback, for real in a namespace.
 
 This kernel has no IPVS, so `ApplyEngine.apply` stops at the data-plane check by design. The
-rollback tests therefore drive the go-live half of an apply (steps 4-9) directly: keepalived and
+rollback tests therefore drive the go-live half of an apply (steps 4-8) directly: keepalived and
 nft really run in the namespace, and the real absence of IPVS makes the read-back fail, which
 triggers the real rollback.
 """
@@ -92,14 +92,19 @@ def test_a_failed_first_apply_is_undone_completely(engine: ApplyEngine, paths: P
     result = _go_live(engine, vrrp_only_snapshot(), 1)
 
     assert result.outcome == ApplyOutcome.FAILED
-    assert result.failed_step == ApplyStep.READBACK
+    assert (result.failed_step, result.failed_daemon) == (ApplyStep.VERIFY, "keepalived")
     assert result.rolled_back
+    assert result.message.startswith("verify failed for keepalived: ")
     assert "this kernel has no IPVS" in result.message
     assert result.message.endswith("the previous configuration was restored")
-    reports = {step.step: step for step in result.steps}
-    assert reports[ApplyStep.LOAD_NFTABLES].ok and reports[ApplyStep.RELOAD_KEEPALIVED].ok
-    assert reports[ApplyStep.RELOAD_KEEPALIVED].detail.startswith("started keepalived (pid ")
-    assert reports[ApplyStep.ROLLBACK].ok
+    reports = {(step.step, step.daemon): step for step in result.steps}
+    assert reports[ApplyStep.LOAD, "nftables"].ok and reports[ApplyStep.LOAD, "keepalived"].ok
+    assert reports[ApplyStep.VERIFY, "nftables"].ok
+    assert reports[ApplyStep.LOAD, "keepalived"].detail.startswith("started keepalived (pid ")
+    assert reports[ApplyStep.ROLLBACK, "keepalived"].ok and reports[ApplyStep.ROLLBACK, "nftables"].ok
+    assert "stopped keepalived" in reports[ApplyStep.ROLLBACK, "keepalived"].detail
+    assert "deleted table inet fulcrum" in reports[ApplyStep.ROLLBACK, "nftables"].detail
+    assert reports[ApplyStep.ROLLBACK, None].ok
     # There was nothing before: no live files (the candidates are kept), no table, no keepalived.
     assert not paths.conf.exists() and not paths.nft.exists()
     assert failed_path(paths.conf).exists() and failed_path(paths.nft).exists()
@@ -125,10 +130,11 @@ def test_a_failed_apply_restores_the_previous_revision(engine: ApplyEngine, path
     result = _go_live(engine, candidate, 2)
 
     assert result.outcome == ApplyOutcome.FAILED
-    assert (result.failed_step, result.rolled_back) == (ApplyStep.READBACK, True)
-    rollback = result.steps[-1]
-    assert (rollback.step, rollback.ok) == (ApplyStep.ROLLBACK, True)
-    assert f"reload nftables from {paths.nft}" in rollback.detail
+    assert (result.failed_step, result.failed_daemon) == (ApplyStep.VERIFY, "keepalived")
+    assert result.rolled_back
+    rollbacks = [(step.daemon, step.ok) for step in result.steps if step.step == ApplyStep.ROLLBACK]
+    assert rollbacks == [("ipvs_sync", True), ("keepalived", True), ("nftables", True), (None, True)]
+    assert f"reloaded nftables from {paths.nft}" in result.steps[-2].detail
     for path, content in live.items():
         assert path.read_bytes() == content, f"{path} was not restored"
     assert "virtual_router_id 52" in failed_path(paths.conf).read_text()

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from fulcrum.ha.handover import Probe
 from fulcrum.ha.local import in_maintenance, set_maintenance
@@ -57,6 +60,24 @@ def test_the_maintenance_file_is_what_keepalived_reads(tmp_path: Path) -> None:
     assert path.read_text() == "1\n" and in_maintenance(path)
     set_maintenance(path, False)
     assert path.read_text() == "0\n" and not in_maintenance(path)
-    assert not (tmp_path / "state" / "maintenance.new").exists()
+    assert not (tmp_path / "state" / "maintenance.tmp").exists()
     path.write_text("garbage")
     assert in_maintenance(path)  # not ours: do not promise the node is live
+
+
+def test_the_maintenance_file_is_written_durably(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node that crashes right after stepping down must not come back live: the new content and
+    the rename are both on disk (the file and its directory fsynced) before the write returns."""
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def recording_fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    path = tmp_path / "state" / "maintenance"
+    set_maintenance(path, True)
+    assert str(path.parent) in synced  # the rename is durable
+    assert any(name.startswith(str(path)) for name in synced)  # so is the content it renamed
+    assert path.read_text() == "1\n" and path.stat().st_mode & 0o777 == 0o644

@@ -1,29 +1,34 @@
 """The transactional apply engine: a validated snapshot in, the kernel matching it (or not changed) out.
 
+The engine names no daemon: it runs each step over an ordered list of managed daemons (the
+`ManagedDaemon` protocol in fulcrum.apply.daemons; the appliance's are nftables, keepalived and the
+IPVS sync daemons) and reports every step the same way, naming the daemon.
+
 Order of an apply, and why it is crash-consistent
 --------------------------------------------------
-1. render both files and write them as FILE.new (fsynced);
-2. validate both .new files with the real tools (`keepalived -t`, `nft -c`);
-3. check that the kernel has IPVS; without it stop here: VALIDATED, nothing live touched;
+1. render: every daemon writes its files as FILE.new (fsynced);
+2. validate: every daemon checks its .new files with its real tool (`nft -c`, `keepalived -t`);
+3. dataplane: every daemon says whether it can run here (keepalived needs IPVS); if one cannot,
+   stop here: VALIDATED, nothing live touched;
 4. record `pending` = this revision in the state file;
-5. promote both files: FILE is kept as FILE.prev, FILE.new atomically becomes FILE;
-6. `nft -f FILE` (one kernel transaction);
-7. reload keepalived (SIGHUP, or start it);
-8. read IPVS back until it matches the snapshot, or a deadline passes;
-9. record `applied` = this revision (clearing `pending`): the only step that changes what the
+5. install: every daemon's FILE is kept as FILE.prev and FILE.new atomically becomes FILE;
+6. load: every daemon takes its new files (`nft -f`, keepalived's SIGHUP or start, ...);
+7. verify: every daemon reads back what it made of them (the nftables table; IPVS until it
+   matches the snapshot, or a deadline passes);
+8. record `applied` = this revision (clearing `pending`): the only step that changes what the
    state file claims is live.
 
 Steps 1-3 touch only .new files, so a crash there changes nothing. The state file is written last
-and never names a revision the kernel might not hold. A crash in 5-9 leaves files and kernel
+and never names a revision the kernel might not hold. A crash in 4-8 leaves files and kernel
 somewhere between the previous revision and this one, with `pending` set and `applied` still
 naming the previous revision; on start-up the API re-applies `applied` (status reports the
-interrupted revision), which rewrites both files and reloads both daemons, so the system
-converges on the last good revision. A crash after 9 leaves this revision applied and recorded.
+interrupted revision), which rewrites every file and reloads every daemon, so the system
+converges on the last good revision. A crash after 8 leaves this revision applied and recorded.
 
-A failure in 5-9 rolls back: every promoted file is restored from FILE.prev (the rejected one is
-kept as FILE.failed), nftables is reloaded from it (or `table inet fulcrum` deleted when there was
-no previous ruleset), keepalived is reloaded from it (or stopped when there was no previous
-config), `pending` is cleared, and the result is FAILED with rolled_back=True.
+A failure in 4-8 rolls back: every daemon whose install was attempted is undone, in reverse order
+(FILE.prev restored, the rejected file kept as FILE.failed, and, if it was loaded, the daemon
+reloaded from the previous files or stopped when there were none), `pending` is cleared, and the
+result is FAILED with rolled_back=True, naming the step and the daemon that failed.
 
 Applies and validations are serialised by a process-wide lock plus an flock on STATE_DIR/apply.lock,
 so two helpers (or a helper and an in-process engine) cannot interleave on the same files.
@@ -36,22 +41,15 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from fulcrum.apply import sync_daemons
-from fulcrum.apply.files import discard_new, mark_failed, new_path, promote, restore_previous, write_new
+from fulcrum.apply.daemons import Checked, ManagedDaemon, standard_daemons
 from fulcrum.apply.keepalived_control import KeepalivedControl, pid_of
-from fulcrum.apply.nftables_control import (
-    delete_table,
-    enable_ipvs_conntrack,
-    load_ruleset,
-    nft_version,
-    verify_loaded,
-)
+from fulcrum.apply.nftables_control import nft_version
 from fulcrum.apply.result import (
     ApplyOutcome,
     ApplyResult,
@@ -62,29 +60,18 @@ from fulcrum.apply.result import (
     StepReport,
     VrrpView,
 )
-from fulcrum.apply.state import EngineState, StateFile
+from fulcrum.apply.state import StateFile
 from fulcrum.apply.tools import ToolError
-from fulcrum.apply.validators import Validation, validate_keepalived, validate_nftables
 from fulcrum.config.snapshot import ConfigSnapshot
-from fulcrum.dataplane.ipvs_table import (
-    IpvsTable,
-    IpvsUnavailable,
-    compare,
-    down_real_servers,
-    expected_ipvs,
-    ipvs_available,
-    read_ipvs,
-)
+from fulcrum.dataplane.ipvs_table import IpvsUnavailable, ipvs_available, read_ipvs
 from fulcrum.dataplane.links import read_interfaces
 from fulcrum.dataplane.vip_guard import VipGuard
-from fulcrum.render import RuntimePaths, render_keepalived, render_nftables
+from fulcrum.render import RuntimePaths
 
 log = logging.getLogger(__name__)
 
 # One apply at a time in this process; the flock extends that to other processes.
 _PROCESS_LOCK = threading.Lock()
-# Mismatches quoted in a failed read-back; the rest are counted.
-MAX_QUOTED_MISMATCHES = 10
 
 
 @dataclass(frozen=True)
@@ -107,10 +94,13 @@ class EngineConfig:
 
 
 class _StepFailed(Exception):
-    def __init__(self, step: ApplyStep, detail: str) -> None:
+    def __init__(self, step: ApplyStep, daemon: str | None, detail: str, message: str | None = None) -> None:
         super().__init__(detail)
         self.step = step
+        self.daemon = daemon
         self.detail = detail
+        where = f"{step.value} failed for {daemon}" if daemon else f"{step.value} failed"
+        self.message = message or f"{where}: {detail}"
 
 
 @dataclass
@@ -118,8 +108,8 @@ class _Progress:
     """What an apply changed so far, so that a rollback undoes exactly that."""
 
     pending_recorded: bool = False
-    promoted: dict[Path, bool] = field(default_factory=dict)  # live file -> had a previous version
-    attempted: set[ApplyStep] = field(default_factory=set)
+    installing: list[ManagedDaemon] = field(default_factory=list)  # install attempted, in order
+    loading: set[str] = field(default_factory=set)  # names of the daemons whose load was attempted
 
 
 class _Steps:
@@ -128,19 +118,20 @@ class _Steps:
     def __init__(self) -> None:
         self.reports: list[StepReport] = []
 
-    def run(self, step: ApplyStep, action: Callable[[], str]) -> str:
+    def run(self, step: ApplyStep, daemon: str | None, action: Callable[[], str]) -> str:
         started = time.monotonic()
         try:
             detail = action()
         except Exception as error:  # any failure, even a bug, must become a report and a rollback
             message = _describe(error)
-            self.note(step, False, message, started)
-            raise _StepFailed(step, message) from error
-        self.note(step, True, detail, started)
+            self.note(step, daemon, False, message, started)
+            raise _StepFailed(step, daemon, message) from error
+        self.note(step, daemon, True, detail, started)
         return detail
 
-    def note(self, step: ApplyStep, ok: bool, detail: str, started: float) -> None:
-        self.reports.append(StepReport(step=step, ok=ok, seconds=round(time.monotonic() - started, 3), detail=detail))
+    def note(self, step: ApplyStep, daemon: str | None, ok: bool, detail: str, started: float) -> None:
+        seconds = round(time.monotonic() - started, 3)
+        self.reports.append(StepReport(step=step, daemon=daemon, ok=ok, seconds=seconds, detail=detail))
 
 
 def _describe(error: Exception) -> str:
@@ -150,10 +141,20 @@ def _describe(error: Exception) -> str:
     return f"internal error: {type(error).__name__}: {error}"
 
 
+def _collect(check: Callable[[], Checked], warnings: list[str]) -> str:
+    """Run a validation or read-back, keeping its warnings; its summary is the step's detail."""
+    checked = check()
+    warnings.extend(checked.warnings)
+    return checked.detail
+
+
 class ApplyEngine:
-    def __init__(self, config: EngineConfig) -> None:
+    def __init__(self, config: EngineConfig, daemons: Sequence[ManagedDaemon] | None = None) -> None:
+        """`daemons` in apply order; the appliance's own (`standard_daemons`) unless given."""
         self.config = config
+        self.daemons = list(daemons) if daemons is not None else standard_daemons(config)
         self.state = StateFile(config.state_dir / "state.json")
+        # For the status only: what keepalived runs is the keepalived daemon's business.
         self.keepalived = KeepalivedControl(
             pidfile=config.keepalived_pidfile,
             start_argv=config.keepalived_start,
@@ -175,7 +176,7 @@ class ApplyEngine:
             return ApplyResult(
                 outcome=ApplyOutcome.VALIDATED,
                 revision=revision,
-                message=f"revision {revision} passed keepalived -t and nft -c",
+                message=f"revision {revision} passed the validation of {self._names()}",
                 steps=steps.reports,
                 warnings=warnings,
             )
@@ -186,19 +187,17 @@ class ApplyEngine:
             steps = _Steps()
             try:
                 warnings = self._stage_and_validate(snapshot, steps)
+                unavailable = self._unavailable(steps)
             except _StepFailed as failure:
                 return _failed(revision, steps, failure)
-            started = time.monotonic()
-            available, detail = ipvs_available()
-            steps.note(ApplyStep.DATAPLANE, available, detail, started)
-            if not available:
+            if unavailable is not None:
                 self._discard_staged()
                 return ApplyResult(
                     outcome=ApplyOutcome.VALIDATED,
                     revision=revision,
                     message=(
-                        f"data plane unavailable: {detail}. Revision {revision} passed keepalived -t "
-                        "and nft -c but was not applied; nothing changed."
+                        f"data plane unavailable: {unavailable}. Revision {revision} passed the validation "
+                        f"of {self._names()} but was not applied; nothing changed."
                     ),
                     steps=steps.reports,
                     warnings=warnings,
@@ -235,85 +234,86 @@ class ApplyEngine:
     def vrrp_view(self) -> VrrpView:
         """The interfaces with their addresses, and whether keepalived's VRRP process runs."""
         available, _ = ipvs_available()
-        vrrp_pidfile = self.config.keepalived_vrrp_pidfile or self.config.keepalived_pidfile.parent / "keepalived-vrrp.pid"
+        default_pidfile = self.config.keepalived_pidfile.parent / "keepalived-vrrp.pid"
+        vrrp_pidfile = self.config.keepalived_vrrp_pidfile or default_pidfile
         return VrrpView(
             ipvs_available=available,
             vrrp_running=pid_of(vrrp_pidfile) is not None,
-            interfaces=[InterfaceView(name=i.name, up=i.up, addresses=sorted(i.addresses)) for i in read_interfaces()],
+            interfaces=[
+                InterfaceView(name=i.name, up=i.up, addresses=sorted(i.addresses)) for i in read_interfaces()
+            ],
         )
-
-    def applied_state(self) -> EngineState:
-        """The last applied revision and digest, and an interrupted apply if there was one."""
-        return self.state.load()
 
     # --- staging and validation -----------------------------------------------------------------
 
     def _stage_and_validate(self, snapshot: ConfigSnapshot, steps: _Steps) -> list[str]:
         """Steps 1-2. Returns the validators' warnings; raises _StepFailed naming the first failure."""
         try:
-            steps.run(ApplyStep.RENDER, lambda: self._stage(snapshot))
+            for daemon in self.daemons:
+                steps.run(ApplyStep.RENDER, daemon.name, partial(daemon.render, snapshot))
         except _StepFailed:
             self._discard_staged()
             raise
         warnings: list[str] = []
         failures: list[_StepFailed] = []
-        checks = (
-            (ApplyStep.VALIDATE_KEEPALIVED, self.config.keepalived_conf, validate_keepalived, "keepalived -t"),
-            (ApplyStep.VALIDATE_NFTABLES, self.config.nftables_file, validate_nftables, "nft -c"),
-        )
-        # Both validators run, so an operator sees every error at once.
-        for step, path, validator, tool in checks:
+        # Every validator runs, so an operator sees every error at once.
+        for daemon in self.daemons:
             try:
-                steps.run(step, partial(self._check, validator, path, tool, warnings))
+                steps.run(ApplyStep.VALIDATE, daemon.name, partial(_collect, daemon.validate, warnings))
             except _StepFailed as failure:
                 failures.append(failure)
-                mark_failed(path)
+                daemon.reject()
         if failures:
             self._discard_staged()
+            first = failures[0]
+            if len(failures) == 1:
+                raise first
+            rejected = " and ".join(str(failure.daemon) for failure in failures)
             detail = "; ".join(failure.detail for failure in failures)
-            raise _StepFailed(failures[0].step, detail)
+            message = f"{first.step.value} failed for {rejected}: {detail}"
+            raise _StepFailed(first.step, first.daemon, detail, message)
         return warnings
 
-    def _stage(self, snapshot: ConfigSnapshot) -> str:
-        keepalived = render_keepalived(snapshot, self.config.runtime)
-        nftables = render_nftables(snapshot)
-        write_new(self.config.keepalived_conf, keepalived)
-        write_new(self.config.nftables_file, nftables)
-        return (
-            f"staged {self.config.keepalived_conf}.new ({len(keepalived)} bytes) and "
-            f"{self.config.nftables_file}.new ({len(nftables)} bytes)"
-        )
-
-    def _check(self, validator: Callable[..., Validation], path: Path, tool: str, warnings: list[str]) -> str:
-        result = validator(new_path(path), self.config.command_prefix)
-        if not result.ok:
-            raise ToolError(f"{tool} rejected {path.name}: {result.message}")
-        if result.message:
-            warnings.append(f"{tool} warned about {path.name}: {result.message}")
-        return result.message or f"{tool} accepted {path.name}"
+    def _unavailable(self, steps: _Steps) -> str | None:
+        """Step 3: why the first daemon that cannot run here cannot (None: all can)."""
+        for daemon in self.daemons:
+            started = time.monotonic()
+            try:
+                available, detail = daemon.precondition()
+            except Exception as error:  # a check that cannot tell says the daemon cannot run here
+                available, detail = False, _describe(error)
+            steps.note(ApplyStep.DATAPLANE, daemon.name, available, detail, started)
+            if not available:
+                return detail
+        return None
 
     def _discard_staged(self) -> None:
-        discard_new(self.config.keepalived_conf)
-        discard_new(self.config.nftables_file)
+        for daemon in self.daemons:
+            daemon.discard()
+
+    def _names(self) -> str:
+        return ", ".join(daemon.name for daemon in self.daemons)
 
     # --- going live -----------------------------------------------------------------------------
 
-    def _go_live(self, snapshot: ConfigSnapshot, revision: int, steps: _Steps, warnings: list[str]) -> ApplyResult:
-        """Steps 4-9, with rollback on any failure."""
+    def _go_live(
+        self, snapshot: ConfigSnapshot, revision: int, steps: _Steps, warnings: list[str]
+    ) -> ApplyResult:
+        """Steps 4-8, with rollback on any failure."""
         digest = snapshot.digest()
-        expected = expected_ipvs(snapshot)
         progress = _Progress()
-
-        def attempt(step: ApplyStep, action: Callable[[], str]) -> None:
-            progress.attempted.add(step)
-            steps.run(step, action)
-
         try:
-            attempt(ApplyStep.WRITE, lambda: self._promote(revision, digest, progress))
-            attempt(ApplyStep.LOAD_NFTABLES, lambda: self._load_nftables(snapshot))
-            attempt(ApplyStep.RELOAD_KEEPALIVED, lambda: self._reload_keepalived(snapshot))
-            attempt(ApplyStep.READBACK, lambda: self._read_back(expected, warnings))
-            attempt(ApplyStep.RECORD, lambda: self._record(revision, digest))
+            steps.run(ApplyStep.RECORD, None, partial(self._record_pending, revision, digest, progress))
+            for daemon in self.daemons:
+                progress.installing.append(daemon)
+                steps.run(ApplyStep.INSTALL, daemon.name, daemon.install)
+            for daemon in self.daemons:
+                progress.loading.add(daemon.name)
+                steps.run(ApplyStep.LOAD, daemon.name, partial(daemon.load, snapshot))
+            for daemon in self.daemons:
+                verify = partial(daemon.verify, snapshot)
+                steps.run(ApplyStep.VERIFY, daemon.name, partial(_collect, verify, warnings))
+            steps.run(ApplyStep.RECORD, None, partial(self._record, revision, digest))
         except _StepFailed as failure:
             rollback_problems = self._roll_back(progress, steps)
             return _failed(revision, steps, failure, rollback_problems, warnings)
@@ -321,64 +321,15 @@ class ApplyEngine:
         return ApplyResult(
             outcome=ApplyOutcome.APPLIED,
             revision=revision,
-            message=f"revision {revision} is live: IPVS matches it",
+            message=f"revision {revision} is live: {self._names()} verified it",
             steps=steps.reports,
             warnings=warnings,
         )
 
-    def _promote(self, revision: int, digest: str, progress: _Progress) -> str:
+    def _record_pending(self, revision: int, digest: str, progress: _Progress) -> str:
         self.state.begin(revision, digest)
         progress.pending_recorded = True
-        for path in (self.config.keepalived_conf, self.config.nftables_file):
-            progress.promoted[path] = promote(path)
-        return "; ".join(
-            f"promoted {path}" + (f" (previous kept as {path.name}.prev)" if kept else " (first version)")
-            for path, kept in progress.promoted.items()
-        )
-
-    def _reload_keepalived(self, snapshot: ConfigSnapshot) -> str:
-        done = self.keepalived.reload()
-        stopped = sync_daemons.stop_unwanted(snapshot, self.config.command_prefix)
-        return f"{done}; {stopped}" if stopped else done
-
-    def _load_nftables(self, snapshot: ConfigSnapshot) -> str:
-        prefix = self.config.command_prefix
-        load_ruleset(self.config.nftables_file, prefix)
-        summary = verify_loaded(prefix)
-        if any(service.one_arm for service in snapshot.balanced_services()):
-            enable_ipvs_conntrack(prefix)
-            summary += "; net.ipv4.vs.conntrack=1 for one-arm SNAT"
-        return summary
-
-    def _read_back(self, expected: IpvsTable, warnings: list[str]) -> str:
-        """Poll IPVS until it matches `expected`, then allow absent real servers time to appear."""
-        config = self.config
-        deadline = time.monotonic() + config.readback_timeout
-        matched_since: float | None = None
-        while True:
-            actual = read_ipvs()
-            mismatches = compare(expected, actual)
-            down = down_real_servers(expected, actual)
-            now = time.monotonic()
-            if not mismatches:
-                matched_since = matched_since if matched_since is not None else now
-                if not down or now - matched_since >= config.readback_settle or now >= deadline:
-                    break
-            else:
-                matched_since = None
-            if now >= deadline:
-                quoted = mismatches[:MAX_QUOTED_MISMATCHES]
-                more = len(mismatches) - len(quoted)
-                raise ToolError(
-                    f"IPVS did not match the configuration within {config.readback_timeout:g} s: "
-                    + "; ".join(quoted)
-                    + (f"; and {more} more" if more else "")
-                )
-            time.sleep(min(config.readback_interval, deadline - now))
-        warnings.extend(down)
-        servers = sum(len(service.real_servers) for service in expected.services)
-        summary = f"IPVS matches: {len(expected.services)} services, {servers} real servers"
-        return summary + (f" ({len(down)} down or not yet checked)" if down else "")
+        return f"recorded revision {revision} as pending in {self.state.path}"
 
     def _record(self, revision: int, digest: str) -> str:
         self.state.commit(revision, digest)
@@ -386,45 +337,30 @@ class ApplyEngine:
 
     def _roll_back(self, progress: _Progress, steps: _Steps) -> list[str]:
         """Undo what `progress` says was done; returns the undo actions that failed (empty: all worked)."""
+        self._discard_staged()
         if not progress.pending_recorded:
             return []  # the failure came before anything live changed
-        started = time.monotonic()
-        done: list[str] = []
         problems: list[str] = []
-
-        def undo(what: str, action: Callable[[], object]) -> None:
-            try:
-                outcome = action()
-            except Exception as error:  # report every undo that failed, and carry on with the rest
-                problems.append(f"{what}: {_describe(error)}")
+        undos: list[tuple[str | None, Callable[[], str]]] = [
+            (daemon.name, partial(daemon.undo, daemon.name in progress.loading))
+            for daemon in reversed(progress.installing)
+        ]
+        undos.append((None, self._clear_pending))
+        for daemon_name, undo in undos:
+            started = time.monotonic()
+            try:  # report every undo that failed, and carry on with the rest
+                done = undo()
+            except Exception as error:
+                problem = _describe(error)
+                problems.append(f"{daemon_name}: {problem}" if daemon_name else problem)
+                steps.note(ApplyStep.ROLLBACK, daemon_name, False, problem, started)
             else:
-                done.append(outcome if isinstance(outcome, str) else what)
-
-        restored: dict[Path, bool] = {}
-        for path in progress.promoted:
-            undo(f"restore {path}", partial(self._restore, path, restored))
-        nftables, keepalived = self.config.nftables_file, self.config.keepalived_conf
-        prefix = self.config.command_prefix
-        if ApplyStep.LOAD_NFTABLES in progress.attempted and nftables in restored:
-            if restored[nftables]:
-                undo(f"reload nftables from {nftables}", lambda: load_ruleset(nftables, prefix))
-            else:
-                undo("delete table inet fulcrum (there was no previous ruleset)", lambda: delete_table(prefix))
-        if ApplyStep.RELOAD_KEEPALIVED in progress.attempted and keepalived in restored:
-            if restored[keepalived]:
-                undo(f"reload keepalived from {keepalived}", self.keepalived.reload)
-            else:
-                undo("stop keepalived (there was no previous config)", self.keepalived.stop)
-        undo(f"clear the pending apply in {self.state.path}", self.state.abort)
-        steps.note(ApplyStep.ROLLBACK, not problems, "; ".join(problems or done), started)
+                steps.note(ApplyStep.ROLLBACK, daemon_name, True, done, started)
         return problems
 
-    @staticmethod
-    def _restore(path: Path, restored: dict[Path, bool]) -> str:
-        restored[path] = restore_previous(path)
-        if restored[path]:
-            return f"restored {path} from {path.name}.prev (rejected version kept as {path.name}.failed)"
-        return f"removed {path}: there was no previous version (rejected version kept as {path.name}.failed)"
+    def _clear_pending(self) -> str:
+        self.state.abort()
+        return f"cleared the pending apply in {self.state.path}"
 
     # --- locking --------------------------------------------------------------------------------
 
@@ -461,7 +397,7 @@ def _failed(
     rollback_problems: list[str] | None = None,
     warnings: list[str] | None = None,
 ) -> ApplyResult:
-    message = f"{failure.step.value} failed: {failure.detail}"
+    message = failure.message
     rolled_back = any(report.step == ApplyStep.ROLLBACK for report in steps.reports) and not rollback_problems
     if rolled_back:
         message += "; the previous configuration was restored"
@@ -476,6 +412,7 @@ def _failed(
         outcome=ApplyOutcome.FAILED,
         revision=revision,
         failed_step=failure.step,
+        failed_daemon=failure.daemon,
         message=message,
         steps=steps.reports,
         rolled_back=rolled_back,

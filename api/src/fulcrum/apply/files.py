@@ -119,9 +119,13 @@ def restore_previous(path: Path) -> bool:
     return restored
 
 
-def write_json_atomic(path: Path, data: Any, mode: int = STATE_MODE) -> None:
-    """Replace `path` with `data` as JSON: readers see the old or the new document, never a mix."""
+def write_atomic(path: Path, content: bytes, mode: int) -> None:
+    """Replace `path` with `content`, fsynced: readers and a crash see the old or the new file, not a mix."""
     temporary = sibling(path, ".tmp")
-    write_durably(temporary, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode(), mode)
+    write_durably(temporary, content, mode)
     os.replace(temporary, path)
     fsync_dir(path.parent)
+
+
+def write_json_atomic(path: Path, data: Any, mode: int = STATE_MODE) -> None:
+    write_atomic(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode(), mode)

@@ -6,7 +6,7 @@ direct `keepalived -f ... -p ...`, or `systemctl start keepalived`), and is cons
 its pidfile names a live keepalived process.
 
 A successful reload only means keepalived accepted the signal: it applies the config
-asynchronously. The engine's IPVS read-back is what confirms the result.
+asynchronously. The IPVS read-back (the keepalived daemon's verify step) is what confirms the result.
 """
 
 from __future__ import annotations

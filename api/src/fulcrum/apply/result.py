@@ -11,18 +11,17 @@ from fulcrum.dataplane.vip_guard import BackendWarning
 
 
 class ApplyStep(StrEnum):
-    """The steps of an apply, in order. A failure names the step it happened in."""
+    """The steps of an apply, in order. Each runs for every managed daemon in turn (the report
+    names the daemon); a failure names the step and the daemon it happened in."""
 
-    RENDER = "render"
-    VALIDATE_KEEPALIVED = "validate_keepalived"  # keepalived -t -f FILE.new
-    VALIDATE_NFTABLES = "validate_nftables"  # nft -c -f FILE.new
-    DATAPLANE = "dataplane"  # is IPVS present at all?
-    WRITE = "write"  # FILE.new -> FILE (previous kept as FILE.prev)
-    LOAD_NFTABLES = "load_nftables"  # nft -f FILE (one transaction)
-    RELOAD_KEEPALIVED = "reload_keepalived"  # SIGHUP, or start when not running
-    READBACK = "readback"  # IPVS via netlink matches what was rendered
-    RECORD = "record"  # the applied revision is written to the engine's state file
-    ROLLBACK = "rollback"  # restoring FILE.prev after a failure
+    RENDER = "render"  # the daemon's files written as FILE.new
+    VALIDATE = "validate"  # the daemon's own checker on FILE.new (keepalived -t, nft -c)
+    DATAPLANE = "dataplane"  # can the daemon run here at all (keepalived: is IPVS present)?
+    INSTALL = "install"  # FILE.new -> FILE (previous kept as FILE.prev)
+    LOAD = "load"  # the daemon takes the files (nft -f, SIGHUP or start)
+    VERIFY = "verify"  # read back what the daemon made of them (the nftables table, IPVS)
+    RECORD = "record"  # the applied revision is written to the engine's state file (no daemon)
+    ROLLBACK = "rollback"  # a daemon back on FILE.prev after a failure (no daemon: the state file)
 
 
 class ApplyOutcome(StrEnum):
@@ -33,6 +32,7 @@ class ApplyOutcome(StrEnum):
 
 class StepReport(BaseModel):
     step: ApplyStep
+    daemon: str | None = None  # the managed daemon the step ran for; None for the engine's own
     ok: bool
     seconds: float
     detail: str = ""  # the tool's own output on failure, a summary on success
@@ -42,6 +42,7 @@ class ApplyResult(BaseModel):
     outcome: ApplyOutcome
     revision: int
     failed_step: ApplyStep | None = None
+    failed_daemon: str | None = None  # the daemon failed_step failed for (None: the engine's own step)
     message: str = ""  # one sentence an operator can act on; includes the tool's message
     steps: list[StepReport] = Field(default_factory=list)
     rolled_back: bool = False  # the previous files and kernel state were restored

@@ -3,8 +3,8 @@
 keepalived runs the master daemon on the VRRP MASTER and the backup daemon on the BACKUP
 (`lvs_sync_daemon`), but keepalived 2.2.7 leaves both running when a reload drops
 `lvs_sync_daemon` from its configuration: connection sync stayed on after it was turned off (found
-in the VM lab, tests/kernel/test_ha_failover.py). So after every reload the engine stops them
-when the configuration wants no connection sync.
+in the VM lab, tests/kernel/test_ha_failover.py). So after every reload the apply stops them
+when the configuration wants no connection sync (the ipvs_sync managed daemon, daemons/ipvs_sync.py).
 """
 
 from __future__ import annotations

@@ -13,7 +13,6 @@ host's tests). A notification that never came or was lost therefore cannot leave
 from __future__ import annotations
 
 import ipaddress
-import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from fulcrum.apply.files import write_atomic
 from fulcrum.apply.result import VrrpView
 from fulcrum.config.snapshot import ConfigSnapshot, Node, VipGroup
 from fulcrum.models import Event
@@ -29,6 +29,7 @@ from fulcrum.render.keepalived import INSTANCE_PREFIX, instance_name
 from fulcrum.schemas.telemetry import StatsSnapshot
 
 TRANSITIONS_SHOWN = 20
+MAINTENANCE_MODE = 0o644  # keepalived and the unprivileged API both read it
 
 
 VRRP_STATES = ("MASTER", "BACKUP", "FAULT")
@@ -159,12 +160,9 @@ def in_maintenance(path: Path) -> bool:
 
 
 def set_maintenance(path: Path, enabled: bool) -> None:
-    """Write keepalived's track file atomically; keepalived watches it with inotify."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".new")
-    tmp.write_text("1\n" if enabled else "0\n")
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    """Write keepalived's track file atomically and durably (a node that crashes right after
+    stepping down must not come back live); keepalived watches it with inotify."""
+    write_atomic(path, b"1\n" if enabled else b"0\n", MAINTENANCE_MODE)
 
 
 # --- connections ------------------------------------------------------------------------------

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from fulcrum.apply.client import LocalApplier, SocketApplier
-from fulcrum.apply.daemon import engine_config
+from fulcrum.apply.client import Applier, LocalApplier, SocketApplier
 from fulcrum.apply.engine import ApplyEngine
-from fulcrum.apply.client import Applier
+from fulcrum.apply.engine_settings import engine_config
 from fulcrum.settings import Settings
 
 

@@ -32,7 +32,7 @@ from fulcrum.services.plan import plan
 commit_lock = threading.Lock()
 
 # A failure in these steps means the configuration itself was rejected: nothing is recorded.
-_REJECTED_STEPS = {ApplyStep.RENDER, ApplyStep.VALIDATE_KEEPALIVED, ApplyStep.VALIDATE_NFTABLES}
+_REJECTED_STEPS = {ApplyStep.RENDER, ApplyStep.VALIDATE}
 
 
 def get_revision(session: Session, number: int) -> Revision:
@@ -146,6 +146,7 @@ def commit(
         raise ApplyRejected(
             f"the configuration was rejected at step {result.failed_step.value}: {result.message}",
             failed_step=result.failed_step.value,
+            failed_daemon=result.failed_daemon,
             apply_result=result.model_dump(mode="json"),
         )
     if superseded is not None:
@@ -176,6 +177,7 @@ def commit(
             "message": message,
             "outcome": result.outcome.value,
             "failed_step": result.failed_step.value if result.failed_step else None,
+            "failed_daemon": result.failed_daemon,
             "rollback_of": rollback_of,
             "reverts": superseded,
             "confirm_within": confirm_within,
@@ -190,6 +192,7 @@ def commit(
             f"{result.message}; the previous configuration is running",
             revision=number,
             failed_step=result.failed_step.value if result.failed_step else None,
+            failed_daemon=result.failed_daemon,
             apply_result=result.model_dump(mode="json"),
         )
     return revision

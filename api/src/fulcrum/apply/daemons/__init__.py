@@ -1,0 +1,35 @@
+"""The daemons the apply engine manages, each an implementation of `ManagedDaemon` (protocol.py).
+
+A new daemon is a class implementing that protocol, added to `standard_daemons` at its place in
+the order: the engine's loop does not change.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fulcrum.apply.daemons.ipvs_sync import IpvsSyncDaemons
+from fulcrum.apply.daemons.keepalived import KeepalivedDaemon, ReadbackTiming
+from fulcrum.apply.daemons.nftables import NftablesDaemon
+from fulcrum.apply.daemons.protocol import Checked, ManagedDaemon
+from fulcrum.apply.keepalived_control import KeepalivedControl
+
+if TYPE_CHECKING:
+    from fulcrum.apply.engine import EngineConfig
+
+__all__ = ["Checked", "ManagedDaemon", "standard_daemons"]
+
+
+def standard_daemons(config: EngineConfig) -> list[ManagedDaemon]:
+    """The appliance's daemons in apply order: the firewall before keepalived brings services up,
+    and the sync daemons after keepalived, which starts them."""
+    prefix = config.command_prefix
+    control = KeepalivedControl(
+        pidfile=config.keepalived_pidfile, start_argv=config.keepalived_start, prefix=prefix
+    )
+    readback = ReadbackTiming(config.readback_timeout, config.readback_settle, config.readback_interval)
+    return [
+        NftablesDaemon(config.nftables_file, prefix),
+        KeepalivedDaemon(config.keepalived_conf, control, config.runtime, readback, prefix),
+        IpvsSyncDaemons(prefix),
+    ]
