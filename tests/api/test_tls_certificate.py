@@ -27,8 +27,8 @@ from certmaker import Issued, chain, issue, key_pem, new_key, pem
 from apitest import PASSWORD, login_as
 from fulcrum import serve
 from fulcrum.main import create_app
-from fulcrum.services.tls_validation import read_served
-from fulcrum.services.tls_expiry import raise_if_due
+from fulcrum.tls.validation import read_served
+from fulcrum.tls.expiry import raise_if_due
 from fulcrum.settings import Settings
 
 URL = "/api/v1/tls/certificate"

@@ -41,7 +41,7 @@ from fulcrum.routers import (
 from fulcrum.routers.one_writer import one_writer
 from fulcrum.routers.params import DEFAULT_MAX_BODY
 from fulcrum.services import revisions as revision_service
-from fulcrum.services import tls_certificate
+from fulcrum.tls import certificate as tls_certificate
 from fulcrum.services.auth import TokenUsage
 from fulcrum.services.dataplane import make_applier
 from fulcrum.apply.client import Applier

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from fulcrum.errors import Conflict, NotFound
 from fulcrum.schemas.tls import CsrRequest, CsrRead, KeyType
 from fulcrum.services import audit
-from fulcrum.services.tls_validation import ServerKey, parse_key, write_atomically
+from fulcrum.tls.validation import ServerKey, parse_key, write_atomically
 from fulcrum.settings import Settings
 
 PENDING_KEY = "pending.key"

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from fulcrum.models import Event
 from fulcrum.schemas.telemetry import EventRead, Severity
-from fulcrum.services.tls_validation import CertificateInfo
+from fulcrum.tls.validation import CertificateInfo
 from fulcrum.telemetry.broadcast import Message
 from fulcrum.telemetry.hub import Telemetry
 

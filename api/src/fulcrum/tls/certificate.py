@@ -13,8 +13,9 @@ from fulcrum.errors import Conflict
 from fulcrum.ha import membership
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.schemas.tls import CertificateUpload, ServedCertificate
-from fulcrum.services import audit, tls_csr, tls_expiry
-from fulcrum.services.tls_validation import CertificateInfo, install, read_served, validate_upload
+from fulcrum.services import audit
+from fulcrum.tls import csr as tls_csr, expiry as tls_expiry
+from fulcrum.tls.validation import CertificateInfo, install, read_served, validate_upload
 from fulcrum.settings import Settings
 from fulcrum.telemetry.hub import Telemetry
 
