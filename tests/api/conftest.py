@@ -38,6 +38,7 @@ def settings(tmp_path_factory: pytest.TempPathFactory, database_url: str) -> Set
         reapply_on_start=False,
         confirm_poll_seconds=60,
         stats_interval=0,  # tests call Telemetry.collect() themselves
+        alert_poll_seconds=0,  # the alert tests run the dispatcher themselves
     )
 
 

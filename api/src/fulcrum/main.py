@@ -14,13 +14,15 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from fulcrum import __version__, migrate, openapi
+from fulcrum.alerts.dispatcher import Dispatcher
+from fulcrum.alerts.node import node_view
 from fulcrum.db import begin_write, make_engine, make_sessionmaker, protect_database_file, unit_of_work
 from fulcrum.errors import install_error_handler
 from fulcrum.ha.asgi import SignPeerResponses
 from fulcrum.ha.guard import require_writer
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.ha.watcher import Watcher
-from fulcrum.routers import audit, auth, backends, console, ha, imports, peer, revisions, services, status, telemetry, tokens, users
+from fulcrum.routers import alerts, audit, auth, backends, console, ha, imports, peer, revisions, services, status, telemetry, tokens, users
 from fulcrum.routers.params import DEFAULT_MAX_BODY
 from fulcrum.services import revisions as revision_service
 from fulcrum.services.auth import TokenUsage
@@ -62,6 +64,9 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         app.state.ha_watcher = ha_watcher = Watcher(app.state.ha, settings.ha_sync_interval)
         if settings.ha_sync_interval > 0:
             ha_watcher.start()
+        app.state.alert_dispatcher = alert_dispatcher = Dispatcher(app.state.sessionmaker, lambda: node_view(app.state.ha), settings.alert_poll_seconds)
+        if settings.alert_poll_seconds > 0:
+            alert_dispatcher.start()
         watcher = asyncio.create_task(_confirm_watcher(app, settings.confirm_poll_seconds))
         try:
             yield
@@ -70,6 +75,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
             await asyncio.to_thread(ha_watcher.stop)
+            await asyncio.to_thread(alert_dispatcher.stop)
             await asyncio.to_thread(app.state.telemetry.stop)
             engine.dispose()
 
@@ -93,7 +99,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
     app.add_middleware(SignPeerResponses, prefix=f"{API_PREFIX}/peer/")
     # Shared configuration: on a paired standby these refuse changes (the one-writer rule).
     shared = {users, services, backends, imports}
-    for module in (auth, users, tokens, services, backends, imports, revisions, status, audit, telemetry, peer, console):
+    for module in (auth, users, tokens, services, backends, imports, revisions, status, audit, telemetry, peer, console, alerts):
         app.include_router(module.router, prefix=API_PREFIX, dependencies=[Depends(require_writer)] if module in shared else [])
     app.include_router(telemetry.metrics_router)
     for router in (ha.vip_groups, ha.node, ha.firewall, ha.pair_router):
