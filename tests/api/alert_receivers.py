@@ -44,7 +44,10 @@ def smtp_sink(username: str | None = None, password: str | None = None) -> Itera
     sink = SmtpSink(free_port())
 
     def authenticate(server: Any, session: Any, envelope: Any, mechanism: str, data: Any) -> AuthResult:
-        ok = isinstance(data, LoginPassword) and (data.login.decode(), data.password.decode()) == (username, password)
+        ok = isinstance(data, LoginPassword) and (data.login.decode(), data.password.decode()) == (
+            username,
+            password,
+        )
         if ok:
             sink.logins.append((data.login.decode(), data.password.decode()))
         return AuthResult(success=ok, handled=False)
@@ -65,19 +68,26 @@ class WebhookReceiver:
     status: int = 200
     bodies: list[dict[str, Any]] = field(default_factory=list)
     bad_signatures: int = 0
+    # Cleared, the receiver holds each request until it is set again: a slow server.
+    release: threading.Event = field(default_factory=threading.Event)
+    arrived: threading.Event = field(default_factory=threading.Event)
 
 
 @contextmanager
 def webhook_receiver(secret: str, status: int = 200) -> Iterator[WebhookReceiver]:
     port = free_port()
     receiver = WebhookReceiver(f"http://127.0.0.1:{port}/hook", secret, status)
+    receiver.release.set()
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers["Content-Length"]))
+            receiver.arrived.set()
+            receiver.release.wait(30)
             expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
             if hmac.compare_digest(self.headers.get("X-Fulcrum-Signature", ""), expected):
-                receiver.bodies.append(json.loads(body))
+                if 200 <= receiver.status < 300:  # kept only when accepted: what was delivered
+                    receiver.bodies.append(json.loads(body))
                 self.send_response(receiver.status)
             else:
                 receiver.bad_signatures += 1
@@ -141,7 +151,7 @@ def syslog_receiver(transport: str) -> Iterator[SyslogReceiver]:
             while data:
                 length, _, rest = data.partition(b" ")
                 keep(rest[: int(length)])
-                data = rest[int(length):]
+                data = rest[int(length) :]
 
     thread = threading.Thread(target=serve_udp if transport == "udp" else serve_tcp, daemon=True)
     thread.start()

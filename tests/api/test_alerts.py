@@ -18,8 +18,18 @@ RULES = "/api/v1/alerts/rules"
 
 
 def smtp_channel(port: int, **config: Any) -> dict[str, Any]:
-    return {"name": "mail", "config": {"type": "smtp", "host": "127.0.0.1", "port": port, "security": "none",
-                                       "from_address": "lb@example.org", "to_addresses": ["ops@example.org"], **config}}
+    return {
+        "name": "mail",
+        "config": {
+            "type": "smtp",
+            "host": "127.0.0.1",
+            "port": port,
+            "security": "none",
+            "from_address": "lb@example.org",
+            "to_addresses": ["ops@example.org"],
+            **config,
+        },
+    }
 
 
 def created(client: TestClient, body: dict[str, Any]) -> dict[str, Any]:
@@ -29,18 +39,29 @@ def created(client: TestClient, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_secrets_are_write_only_and_changes_are_audited(client: TestClient) -> None:
-    body = {"name": "hook", "config": {"type": "webhook", "url": "https://hooks.example.org/x"}, "secret": "s3cr3t-value"}
+    body = {
+        "name": "hook",
+        "config": {"type": "webhook", "url": "https://hooks.example.org/x"},
+        "secret": "s3cr3t-value",
+    }
     channel = created(client, body)
     assert channel["has_secret"] is True and "secret" not in channel
     replaced = client.put(f"{CHANNELS}/{channel['id']}", json={**body, "secret": None, "enabled": False})
     assert replaced.status_code == 200, replaced.text
     assert replaced.json()["has_secret"] is True, "a PUT without a secret keeps the stored one"
-    everything = json.dumps([client.get(CHANNELS).json(), client.get(f"{CHANNELS}/{channel['id']}").json(),
-                             client.get("/api/v1/audit").json()])
+    everything = json.dumps(
+        [
+            client.get(CHANNELS).json(),
+            client.get(f"{CHANNELS}/{channel['id']}").json(),
+            client.get("/api/v1/audit").json(),
+        ]
+    )
     assert "s3cr3t-value" not in everything
     actions = [e["action"] for e in client.get("/api/v1/audit").json()["data"]]
     assert "alert_channel.create" in actions and "alert_channel.update" in actions
-    rule = client.post(RULES, json={"channel_id": channel["id"], "kinds": ["backend_down"], "reminder_minutes": 30})
+    rule = client.post(
+        RULES, json={"channel_id": channel["id"], "kinds": ["backend_down"], "reminder_minutes": 30}
+    )
     assert rule.status_code == 201, rule.text
     assert client.delete(f"{CHANNELS}/{channel['id']}").status_code == 204
     assert client.get(RULES).json()["count"] == 0, "a channel's rules go with it"
@@ -65,15 +86,34 @@ HOSTILE: list[tuple[dict[str, Any], str]] = [
     ({"name": "h", "config": {"type": "webhook", "url": "ftp://example.org/x"}, "secret": "k"}, "url"),
     ({"name": "h", "config": {"type": "webhook", "url": "file:///etc/passwd"}, "secret": "k"}, "url"),
     ({"name": "h", "config": {"type": "webhook", "url": "javascript:alert(1)"}, "secret": "k"}, "url"),
-    ({"name": "h", "config": {"type": "webhook", "url": "https://user:pw@example.org/x"}, "secret": "k"}, "url"),
-    ({"name": "h", "config": {"type": "webhook", "url": "https://example.org:99999/x"}, "secret": "k"}, "url"),
+    (
+        {"name": "h", "config": {"type": "webhook", "url": "https://user:pw@example.org/x"}, "secret": "k"},
+        "url",
+    ),
+    (
+        {"name": "h", "config": {"type": "webhook", "url": "https://example.org:99999/x"}, "secret": "k"},
+        "url",
+    ),
     ({"name": "h", "config": {"type": "webhook", "url": "https://exa mple.org/x"}, "secret": "k"}, "url"),
-    ({"name": "h", "config": {"type": "webhook", "url": "https://example.org/x\r\nX-Evil: 1"}, "secret": "k"}, "url"),
+    (
+        {
+            "name": "h",
+            "config": {"type": "webhook", "url": "https://example.org/x\r\nX-Evil: 1"},
+            "secret": "k",
+        },
+        "url",
+    ),
     ({"name": "h", "config": {"type": "webhook", "url": "https://example.org/x"}}, "secret"),
-    ({"name": "h", "config": {"type": "webhook", "url": "https://example.org/x"}, "secret": "a\nb"}, "secret"),
+    (
+        {"name": "h", "config": {"type": "webhook", "url": "https://example.org/x"}, "secret": "a\nb"},
+        "secret",
+    ),
     ({"name": "s", "config": {"type": "syslog", "host": "log host"}}, "host"),
     ({"name": "s", "config": {"type": "syslog", "host": "log.example.org", "port": 65536}}, "port"),
-    ({"name": "s", "config": {"type": "syslog", "host": "log.example.org", "transport": "relp"}}, "transport"),
+    (
+        {"name": "s", "config": {"type": "syslog", "host": "log.example.org", "transport": "relp"}},
+        "transport",
+    ),
     ({"name": "s", "config": {"type": "syslog", "host": "log.example.org", "facility": 24}}, "facility"),
     ({"name": "bad name", "config": {"type": "syslog", "host": "log.example.org"}}, "name"),
     ({"name": "s", "config": {"type": "snmp", "host": "log.example.org"}}, "config"),
@@ -81,22 +121,29 @@ HOSTILE: list[tuple[dict[str, Any], str]] = [
 
 
 @pytest.mark.parametrize(("body", "field"), HOSTILE)
-def test_hostile_channels_are_refused_naming_the_field(client: TestClient, body: dict[str, Any], field: str) -> None:
+def test_hostile_channels_are_refused_naming_the_field(
+    client: TestClient, body: dict[str, Any], field: str
+) -> None:
     response = client.post(CHANNELS, json=body)
     assert response.status_code == 422, response.text
     assert any(field in map(str, error["loc"]) for error in response.json()["detail"]), response.text
     assert client.get(CHANNELS).json()["count"] == 0
 
 
-@pytest.mark.parametrize(("rule", "field"), [
-    ({"kinds": ["rm -rf"]}, "kinds"),
-    ({"kinds": []}, "kinds"),
-    ({"kinds": ["backend_down"], "min_severity": "loud"}, "min_severity"),
-    ({"kinds": ["backend_down"], "reminder_minutes": 0}, "reminder_minutes"),
-    ({"kinds": ["backend_down"], "reminder_minutes": 10081}, "reminder_minutes"),
-    ({"kinds": ["backend_down"], "channel_id": 999}, "channel_id"),
-])
-def test_hostile_rules_are_refused_naming_the_field(client: TestClient, rule: dict[str, Any], field: str) -> None:
+@pytest.mark.parametrize(
+    ("rule", "field"),
+    [
+        ({"kinds": ["rm -rf"]}, "kinds"),
+        ({"kinds": []}, "kinds"),
+        ({"kinds": ["backend_down"], "min_severity": "loud"}, "min_severity"),
+        ({"kinds": ["backend_down"], "reminder_minutes": 0}, "reminder_minutes"),
+        ({"kinds": ["backend_down"], "reminder_minutes": 10081}, "reminder_minutes"),
+        ({"kinds": ["backend_down"], "channel_id": 999}, "channel_id"),
+    ],
+)
+def test_hostile_rules_are_refused_naming_the_field(
+    client: TestClient, rule: dict[str, Any], field: str
+) -> None:
     channel = created(client, smtp_channel(25))
     response = client.post(RULES, json={"channel_id": channel["id"], **rule})
     assert response.status_code == 422, response.text
@@ -128,7 +175,9 @@ def test_the_test_button_reports_a_refused_login_and_keeps_it_as_the_last_error(
 
 def test_the_test_button_signs_the_webhook_and_reports_the_http_status(client: TestClient) -> None:
     with webhook_receiver("hook-key", status=202) as receiver:
-        channel = created(client, {"name": "hook", "config": {"type": "webhook", "url": receiver.url}, "secret": "hook-key"})
+        channel = created(
+            client, {"name": "hook", "config": {"type": "webhook", "url": receiver.url}, "secret": "hook-key"}
+        )
         result = client.post(f"{CHANNELS}/{channel['id']}/test").json()
     assert result == {"ok": True, "answer": "HTTP 202 Accepted"}
     assert receiver.bad_signatures == 0 and receiver.bodies[0]["kind"] == "test"
@@ -136,7 +185,9 @@ def test_the_test_button_signs_the_webhook_and_reports_the_http_status(client: T
 
 def test_a_wrong_webhook_secret_is_refused_by_the_receiver_and_reported(client: TestClient) -> None:
     with webhook_receiver("hook-key") as receiver:
-        channel = created(client, {"name": "hook", "config": {"type": "webhook", "url": receiver.url}, "secret": "other"})
+        channel = created(
+            client, {"name": "hook", "config": {"type": "webhook", "url": receiver.url}, "secret": "other"}
+        )
         result = client.post(f"{CHANNELS}/{channel['id']}/test").json()
     assert result == {"ok": False, "answer": "HTTP 401 Unauthorized"}
     assert receiver.bad_signatures == 1, "a 4xx is not retried"
@@ -150,17 +201,31 @@ def test_an_unreachable_webhook_is_reported_not_a_server_error(client: TestClien
     assert "ConnectionRefused" in result.json()["answer"]
 
 
-SYSLOG_LINE = re.compile(rb"^<(\d+)>1 \S+ fulcrum fulcrum - test - test alert from Fulcrum node fulcrum to channel log$")
+SYSLOG_LINE = re.compile(
+    rb"^<(\d+)>1 \S+ fulcrum fulcrum - test - test alert from Fulcrum node fulcrum to channel log$"
+)
 
 
 @pytest.mark.parametrize("transport", ["udp", "tcp"])
 def test_the_test_button_sends_one_rfc5424_syslog_line(client: TestClient, transport: str) -> None:
     with syslog_receiver(transport) as receiver:
-        channel = created(client, {"name": "log", "config": {"type": "syslog", "host": "127.0.0.1", "port": receiver.port,
-                                                             "transport": transport}})
+        channel = created(
+            client,
+            {
+                "name": "log",
+                "config": {
+                    "type": "syslog",
+                    "host": "127.0.0.1",
+                    "port": receiver.port,
+                    "transport": transport,
+                },
+            },
+        )
         result = client.post(f"{CHANNELS}/{channel['id']}/test").json()
         assert receiver.received.wait(5)
-    assert result["ok"] is True and result["answer"].startswith(f"sent {len(receiver.lines[0])} bytes over {transport}")
+    assert result["ok"] is True and result["answer"].startswith(
+        f"sent {len(receiver.lines[0])} bytes over {transport}"
+    )
     assert len(receiver.lines) == 1
     match = SYSLOG_LINE.match(receiver.lines[0])
     assert match is not None, receiver.lines

@@ -111,7 +111,9 @@ class Dispatcher:
     def run_once(self, now: datetime | None = None) -> None:
         """One round: every enabled channel not backing off gets its new events and reminders."""
         with self.session_scope() as session:
-            ids = list(session.scalars(select(AlertChannel.id).where(AlertChannel.enabled).order_by(AlertChannel.id)))
+            ids = list(
+                session.scalars(select(AlertChannel.id).where(AlertChannel.enabled).order_by(AlertChannel.id))
+            )
         node: NodeView | None = None
         for channel_id in ids:
             if self.retry_at.get(channel_id, 0.0) > time.monotonic():
@@ -126,15 +128,33 @@ class Dispatcher:
                 return
             channel = Channel(row.id, row.type, dict(row.config), row.secret, row.last_event_id)
             rules = list(session.scalars(select(AlertRule).where(AlertRule.channel_id == channel_id)))
-            events = list(session.scalars(select(Event).where(Event.id > channel.cursor).order_by(Event.id).limit(BATCH)))
-            conditions = {c.key: c for c in session.scalars(select(AlertCondition).where(AlertCondition.channel_id == channel_id))}
+            events = list(
+                session.scalars(
+                    select(Event).where(Event.id > channel.cursor).order_by(Event.id).limit(BATCH)
+                )
+            )
+            conditions = {
+                c.key: c
+                for c in session.scalars(
+                    select(AlertCondition).where(AlertCondition.channel_id == channel_id)
+                )
+            }
         open_keys = set(conditions)
         cursor = channel.cursor
         for event in events:
             decision = decide(event, rules, open_keys, node.sends_pair_wide)
             if decision.send:
-                alert = Alert(node.name, event.kind, event.severity, event.message, event.at, event.id,
-                              event.service, event.backend, detail=dict(event.detail or {}))
+                alert = Alert(
+                    node.name,
+                    event.kind,
+                    event.severity,
+                    event.message,
+                    event.at,
+                    event.id,
+                    event.service,
+                    event.backend,
+                    detail=dict(event.detail or {}),
+                )
                 if not self._send(channel, alert, now):
                     break
                 if decision.opens:
@@ -149,14 +169,27 @@ class Dispatcher:
                 self._advance(channel_id, cursor, None, Decision(False), now)
             self._remind(channel, rules, open_keys, conditions, node, now)
 
-    def _remind(self, channel: Channel, rules: list[AlertRule], open_keys: set[str],
-                conditions: dict[str, AlertCondition], node: NodeView, now: datetime) -> None:
+    def _remind(
+        self,
+        channel: Channel,
+        rules: list[AlertRule],
+        open_keys: set[str],
+        conditions: dict[str, AlertCondition],
+        node: NodeView,
+        now: datetime,
+    ) -> None:
         for key, condition in conditions.items():
             minutes = reminder_minutes(condition.kind, rules)
-            if key not in open_keys or minutes is None or now - condition.last_sent_at < timedelta(minutes=minutes):
+            if (
+                key not in open_keys
+                or minutes is None
+                or now - condition.last_sent_at < timedelta(minutes=minutes)
+            ):
                 continue
             lasted = int((now - condition.opened_at).total_seconds() // 60)
-            alert = Alert(node.name, condition.kind, condition.severity, condition.message, now, reminder_minutes=lasted)
+            alert = Alert(
+                node.name, condition.kind, condition.severity, condition.message, now, reminder_minutes=lasted
+            )
             if not self._send(channel, alert, now):
                 return
             with self.session_scope() as session:
@@ -172,7 +205,9 @@ class Dispatcher:
         except senders.DeliveryFailed as exc:
             failures = self.failures.get(channel.id, 0) + 1
             self.failures[channel.id] = failures
-            self.retry_at[channel.id] = time.monotonic() + min(BACKOFF_MAX, BACKOFF_FIRST * 2 ** (failures - 1))
+            self.retry_at[channel.id] = time.monotonic() + min(
+                BACKOFF_MAX, BACKOFF_FIRST * 2 ** (failures - 1)
+            )
             log.warning("alert channel %d: delivery failed (%d in a row): %s", channel.id, failures, exc)
             with self.session_scope() as session:
                 begin_write(session)
@@ -182,7 +217,9 @@ class Dispatcher:
         self.retry_at.pop(channel.id, None)
         return True
 
-    def _advance(self, channel_id: int, cursor: int, event: Event | None, decision: Decision, now: datetime) -> None:
+    def _advance(
+        self, channel_id: int, cursor: int, event: Event | None, decision: Decision, now: datetime
+    ) -> None:
         """Move the cursor past a sent event (and the skipped ones before it) and keep its condition."""
         with self.session_scope() as session:
             begin_write(session)
@@ -194,11 +231,23 @@ class Dispatcher:
                 return
             row.last_success_at = now
             if decision.closes:
-                session.execute(delete(AlertCondition).where(AlertCondition.channel_id == channel_id,
-                                                             AlertCondition.key == decision.closes))
+                session.execute(
+                    delete(AlertCondition).where(
+                        AlertCondition.channel_id == channel_id, AlertCondition.key == decision.closes
+                    )
+                )
             if decision.opens:
-                session.add(AlertCondition(channel_id=channel_id, key=decision.opens, message=event.message,
-                                           severity=event.severity, kind=event.kind, opened_at=event.at, last_sent_at=now))
+                session.add(
+                    AlertCondition(
+                        channel_id=channel_id,
+                        key=decision.opens,
+                        message=event.message,
+                        severity=event.severity,
+                        kind=event.kind,
+                        opened_at=event.at,
+                        last_sent_at=now,
+                    )
+                )
 
 
 def mark_failed(session: Session, channel_id: int, error: str, now: datetime) -> None:

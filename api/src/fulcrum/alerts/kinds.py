@@ -18,12 +18,31 @@ DATAPLANE_KINDS = (
 )
 
 AlertKind = Literal[
-    "backend_down", "backend_up", "backend_warning", "backend_warning_cleared", "service_down", "service_up",
-    "vrrp_state", "ha.paired", "ha.unpaired", "ha.sync", "ha.conflict", "ha.split_brain", "ha.maintenance",
-    "ha.peer_unreachable", "ha.peer_reachable", "ha.peer_untrusted", "ha.peer_certificate", "ha.clock_skew",
-    "ha.drill", "ha.role_unknown", "ha.role_known",
+    "backend_down",
+    "backend_up",
+    "backend_warning",
+    "backend_warning_cleared",
+    "service_down",
+    "service_up",
+    "vrrp_state",
+    "ha.paired",
+    "ha.unpaired",
+    "ha.sync",
+    "ha.conflict",
+    "ha.split_brain",
+    "ha.maintenance",
+    "ha.peer_unreachable",
+    "ha.peer_reachable",
+    "ha.peer_untrusted",
+    "ha.peer_certificate",
+    "ha.clock_skew",
+    "ha.drill",
+    "ha.role_unknown",
+    "ha.role_known",
 ]
-assert set(get_args(AlertKind)) == set(DATAPLANE_KINDS) | set(HA_KINDS), "AlertKind must list every event kind"
+assert set(get_args(AlertKind)) == set(DATAPLANE_KINDS) | set(HA_KINDS), (
+    "AlertKind must list every event kind"
+)
 
 # Both nodes of a pair run the same health checks, so both record these: only the active node
 # (or a node that is not paired) sends them. Every other kind is about the node that saw it.
@@ -49,7 +68,9 @@ _CONDITIONS = {
 }
 
 
-def condition_of(kind: str, service: str | None, backend: str | None, code: str | None) -> tuple[str, bool] | None:
+def condition_of(
+    kind: str, service: str | None, backend: str | None, code: str | None
+) -> tuple[str, bool] | None:
     """The condition key this event opens (True) or closes (False), or None for a one-off event."""
     found = _CONDITIONS.get(kind)
     if found is None:

@@ -58,7 +58,13 @@ def email_message(config: dict[str, Any], alert: Alert) -> EmailMessage:
     message["To"] = ", ".join(config["to_addresses"])
     message["Date"] = format_datetime(alert.at)
     message["Message-ID"] = make_msgid(domain=config["from_address"].rpartition("@")[2])
-    lines = [alert.text, "", f"node: {alert.node}", f"event: {alert.kind} ({alert.severity})", f"at: {alert.at.isoformat()}"]
+    lines = [
+        alert.text,
+        "",
+        f"node: {alert.node}",
+        f"event: {alert.kind} ({alert.severity})",
+        f"at: {alert.at.isoformat()}",
+    ]
     if alert.service:
         lines.append(f"service: {one_line(alert.service)}")
     if alert.backend:
@@ -70,7 +76,11 @@ def email_message(config: dict[str, Any], alert: Alert) -> EmailMessage:
 def send_email(config: dict[str, Any], password: str | None, alert: Alert) -> str:
     context = ssl.create_default_context()
     host, port, security = config["host"], config["port"], config["security"]
-    smtp = smtplib.SMTP_SSL(host, port, timeout=TIMEOUT, context=context) if security == "tls" else smtplib.SMTP(host, port, timeout=TIMEOUT)
+    smtp = (
+        smtplib.SMTP_SSL(host, port, timeout=TIMEOUT, context=context)
+        if security == "tls"
+        else smtplib.SMTP(host, port, timeout=TIMEOUT)
+    )
     with smtp:
         smtp.ehlo()
         if security == "starttls":
@@ -130,7 +140,9 @@ def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, str]:
     host = parts.hostname or ""
     connection: http.client.HTTPConnection
     if parts.scheme == "https":
-        connection = http.client.HTTPSConnection(host, parts.port, timeout=TIMEOUT, context=ssl.create_default_context())
+        connection = http.client.HTTPSConnection(
+            host, parts.port, timeout=TIMEOUT, context=ssl.create_default_context()
+        )
     else:
         connection = http.client.HTTPConnection(host, parts.port, timeout=TIMEOUT)
     path = parts.path or "/"
@@ -157,7 +169,8 @@ def _header_token(text: str, limit: int) -> str:
 def syslog_line(config: dict[str, Any], alert: Alert) -> bytes:
     priority = config["facility"] * 8 + SYSLOG_SEVERITY.get(alert.severity, 6)
     timestamp = alert.at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    header = f"<{priority}>1 {timestamp} {_header_token(alert.node, 255)} fulcrum - {_header_token(alert.kind, 32)} -"
+    hostname, msgid = _header_token(alert.node, 255), _header_token(alert.kind, 32)
+    header = f"<{priority}>1 {timestamp} {hostname} fulcrum - {msgid} -"  # no PROCID, no structured data
     # MSG: one line, so a receiver reading newline-separated records cannot be handed two.
     return f"{header} {alert.text}".encode()
 

@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, status
 
 from fulcrum.db import SessionDep, writes_late
 from fulcrum.deps import ActorDep, Admin
 from fulcrum.openapi import NOT_FOUND, error
 from fulcrum.routers.params import RowId
-from fulcrum.schemas.alerts import ChannelRead, ChannelsList, ChannelWrite, RuleRead, RulesList, RuleWrite, TestResult
+from fulcrum.schemas.alerts import (
+    ChannelRead,
+    ChannelsList,
+    ChannelWrite,
+    RuleRead,
+    RulesList,
+    RuleWrite,
+    TestResult,
+)
 from fulcrum.services import alerts
 
 router = APIRouter(prefix="/alerts", tags=["alerts"], responses=NOT_FOUND)
-NAME_TAKEN = {409: error("Another alert channel has this name")}
+NAME_TAKEN: dict[int | str, dict[str, Any]] = {409: error("Another alert channel has this name")}
 
 
 @router.get("/channels", summary="Alert channels, with their last delivery outcome")
@@ -21,7 +31,9 @@ def list_channels(session: SessionDep, _: Admin) -> ChannelsList:
     return ChannelsList(data=[ChannelRead.model_validate(c) for c in rows], count=len(rows))
 
 
-@router.post("/channels", status_code=status.HTTP_201_CREATED, responses=NAME_TAKEN, summary="Add an alert channel")
+@router.post(
+    "/channels", status_code=status.HTTP_201_CREATED, responses=NAME_TAKEN, summary="Add an alert channel"
+)
 def create_channel(body: ChannelWrite, session: SessionDep, _: Admin, actor: ActorDep) -> ChannelRead:
     return ChannelRead.model_validate(alerts.create_channel(session, actor, body))
 
@@ -31,12 +43,22 @@ def get_channel(channel_id: RowId, session: SessionDep, _: Admin) -> ChannelRead
     return ChannelRead.model_validate(alerts.get_channel(session, channel_id))
 
 
-@router.put("/channels/{channel_id}", responses=NAME_TAKEN, summary="Replace an alert channel (a left-out secret is kept)")
-def replace_channel(channel_id: RowId, body: ChannelWrite, session: SessionDep, _: Admin, actor: ActorDep) -> ChannelRead:
+@router.put(
+    "/channels/{channel_id}",
+    responses=NAME_TAKEN,
+    summary="Replace an alert channel (a left-out secret is kept)",
+)
+def replace_channel(
+    channel_id: RowId, body: ChannelWrite, session: SessionDep, _: Admin, actor: ActorDep
+) -> ChannelRead:
     return ChannelRead.model_validate(alerts.replace_channel(session, actor, channel_id, body))
 
 
-@router.delete("/channels/{channel_id}", status_code=status.HTTP_204_NO_CONTENT, summary="Remove an alert channel and its rules")
+@router.delete(
+    "/channels/{channel_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    summary="Remove an alert channel and its rules",
+)
 def delete_channel(channel_id: RowId, session: SessionDep, _: Admin, actor: ActorDep) -> None:
     alerts.delete_channel(session, actor, channel_id)
 

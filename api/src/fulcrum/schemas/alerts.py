@@ -43,7 +43,9 @@ def _http_url(value: str) -> str:
     if parts.scheme not in ("http", "https"):
         raise ValueError("the URL must start with http:// or https://")
     if "@" in parts.netloc:
-        raise ValueError("credentials in the URL are not accepted; the request is signed with the channel's secret")
+        raise ValueError(
+            "credentials in the URL are not accepted; the request is signed with the channel's secret"
+        )
     try:
         parts.port  # noqa: B018 - a port outside 0-65535 or not a number raises here
     except ValueError as exc:

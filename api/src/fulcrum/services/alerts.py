@@ -9,7 +9,7 @@ from fulcrum.alerts import senders
 from fulcrum.alerts.dispatcher import mark_failed, newest_event_id
 from fulcrum.alerts.message import Alert
 from fulcrum.db import begin_write, end_read
-from fulcrum.errors import Conflict, ConfigInvalid, NotFound
+from fulcrum.errors import ConfigInvalid, Conflict, NotFound
 from fulcrum.models import AlertChannel, AlertRule
 from fulcrum.models._types import utcnow
 from fulcrum.schemas.alerts import ChannelWrite, RuleWrite, TestResult
@@ -33,26 +33,46 @@ def _check(session: Session, body: ChannelWrite, secret: str | None, channel_id:
     if clash is not None and clash != channel_id:
         raise Conflict(f"an alert channel named {body.name} exists already")
     if body.config.type == "webhook" and secret is None:
-        raise ConfigInvalid([{"loc": ["body", "secret"], "msg": "a webhook needs a secret: its requests are signed with it",
-                              "type": "missing"}])
+        raise ConfigInvalid(
+            [
+                {
+                    "loc": ["body", "secret"],
+                    "msg": "a webhook needs a secret: its requests are signed with it",
+                    "type": "missing",
+                }
+            ]
+        )
 
 
 def _audited(channel: AlertChannel) -> dict[str, object]:
-    return {"type": channel.type, "enabled": channel.enabled, "config": channel.config, "has_secret": channel.has_secret}
+    return {
+        "type": channel.type,
+        "enabled": channel.enabled,
+        "config": channel.config,
+        "has_secret": channel.has_secret,
+    }
 
 
 def create_channel(session: Session, actor: audit.Actor, body: ChannelWrite) -> AlertChannel:
     _check(session, body, body.secret)
     # A new channel alerts on what happens from now on, not on the history.
-    channel = AlertChannel(name=body.name, type=body.config.type, enabled=body.enabled, config=body.config.model_dump(),
-                           secret=body.secret, last_event_id=newest_event_id(session))
+    channel = AlertChannel(
+        name=body.name,
+        type=body.config.type,
+        enabled=body.enabled,
+        config=body.config.model_dump(),
+        secret=body.secret,
+        last_event_id=newest_event_id(session),
+    )
     session.add(channel)
     session.flush()
     audit.record(session, actor, "alert_channel.create", channel.name, _audited(channel))
     return channel
 
 
-def replace_channel(session: Session, actor: audit.Actor, channel_id: int, body: ChannelWrite) -> AlertChannel:
+def replace_channel(
+    session: Session, actor: audit.Actor, channel_id: int, body: ChannelWrite
+) -> AlertChannel:
     channel = get_channel(session, channel_id)
     # The secret belongs to the destination: changing the channel's type drops the stored one.
     kept = channel.secret if body.config.type == channel.type else None
@@ -61,7 +81,13 @@ def replace_channel(session: Session, actor: audit.Actor, channel_id: int, body:
     channel.name, channel.type, channel.enabled = body.name, body.config.type, body.enabled
     channel.config, channel.secret = body.config.model_dump(), secret
     session.flush()
-    audit.record(session, actor, "alert_channel.update", channel.name, {**_audited(channel), "secret_changed": body.secret is not None})
+    audit.record(
+        session,
+        actor,
+        "alert_channel.update",
+        channel.name,
+        {**_audited(channel), "secret_changed": body.secret is not None},
+    )
     return channel
 
 
@@ -91,7 +117,14 @@ def test_channel(session: Session, actor: audit.Actor, channel_id: int) -> TestR
         channel.last_success_at = now
     else:
         mark_failed(session, channel_id, result.answer, now)
-    audit.record(session, actor, "alert_channel.test", name, {"ok": result.ok, "answer": result.answer}, success=result.ok)
+    audit.record(
+        session,
+        actor,
+        "alert_channel.test",
+        name,
+        {"ok": result.ok, "answer": result.answer},
+        success=result.ok,
+    )
     return result
 
 
@@ -108,10 +141,21 @@ def get_rule(session: Session, rule_id: int) -> AlertRule:
 
 def _rule_fields(session: Session, body: RuleWrite) -> dict[str, object]:
     if session.get(AlertChannel, body.channel_id) is None:
-        raise ConfigInvalid([{"loc": ["body", "channel_id"], "msg": f"no alert channel with id {body.channel_id}",
-                              "type": "not_found"}])
-    return {"channel_id": body.channel_id, "kinds": sorted(set(body.kinds)), "min_severity": body.min_severity.value,
-            "reminder_minutes": body.reminder_minutes}
+        raise ConfigInvalid(
+            [
+                {
+                    "loc": ["body", "channel_id"],
+                    "msg": f"no alert channel with id {body.channel_id}",
+                    "type": "not_found",
+                }
+            ]
+        )
+    return {
+        "channel_id": body.channel_id,
+        "kinds": sorted(set(body.kinds)),
+        "min_severity": body.min_severity.value,
+        "reminder_minutes": body.reminder_minutes,
+    }
 
 
 def create_rule(session: Session, actor: audit.Actor, body: RuleWrite) -> AlertRule:

@@ -43,8 +43,12 @@ def upgrade() -> None:
         sa.Column("kinds", sa.JSON(), nullable=False),
         sa.Column("min_severity", sa.String(length=16), nullable=False),
         sa.Column("reminder_minutes", sa.Integer(), nullable=True),
-        sa.ForeignKeyConstraint(["channel_id"], ["alert_channels.id"], name=op.f("fk_alert_rules_channel_id_alert_channels"),
-                                ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(
+            ["channel_id"],
+            ["alert_channels.id"],
+            name=op.f("fk_alert_rules_channel_id_alert_channels"),
+            ondelete="CASCADE",
+        ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_alert_rules")),
     )
     op.create_table(
@@ -57,8 +61,12 @@ def upgrade() -> None:
         sa.Column("kind", sa.String(length=32), nullable=False),
         sa.Column("opened_at", sa.DateTime(), nullable=False),
         sa.Column("last_sent_at", sa.DateTime(), nullable=False),
-        sa.ForeignKeyConstraint(["channel_id"], ["alert_channels.id"],
-                                name=op.f("fk_alert_conditions_channel_id_alert_channels"), ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(
+            ["channel_id"],
+            ["alert_channels.id"],
+            name=op.f("fk_alert_conditions_channel_id_alert_channels"),
+            ondelete="CASCADE",
+        ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_alert_conditions")),
         sa.UniqueConstraint("channel_id", "key", name=op.f("uq_alert_conditions_channel_id_key")),
     )
