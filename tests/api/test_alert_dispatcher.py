@@ -22,7 +22,7 @@ from fulcrum.db import begin_write, make_engine, make_sessionmaker
 from fulcrum.models import AlertChannel, AlertRule, Event
 from fulcrum.models._types import utcnow
 
-from alert_receivers import (
+from lab.alert_receivers import (
     SmtpSink,
     SyslogReceiver,
     WebhookReceiver,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from alert_receivers import free_port, smtp_sink, syslog_receiver, webhook_receiver
+from lab.alert_receivers import free_port, smtp_sink, syslog_receiver, webhook_receiver
 from apitest import login_as
 
 CHANNELS = "/api/v1/alerts/channels"

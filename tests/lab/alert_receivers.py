@@ -1,5 +1,8 @@
 """Real local servers the alert tests deliver to: an SMTP sink (aiosmtpd), an HTTP receiver
-that checks the HMAC signature, and syslog receivers on UDP and TCP sockets."""
+that checks the HMAC signature, and syslog receivers on UDP and TCP sockets.
+
+Used by the host tests (tests/api) and the VM lab (tests/kernel), where they are started from a
+thread inside the LB's namespace (lab.netns.run_in): the threads they start stay in it."""
 
 from __future__ import annotations
 
@@ -20,9 +23,9 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
 
-def free_port() -> int:
+def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((host, 0))
         return int(sock.getsockname()[1])
 
 
@@ -40,8 +43,10 @@ class SmtpSink:
 
 
 @contextmanager
-def smtp_sink(username: str | None = None, password: str | None = None) -> Iterator[SmtpSink]:
-    sink = SmtpSink(free_port())
+def smtp_sink(
+    username: str | None = None, password: str | None = None, host: str = "127.0.0.1"
+) -> Iterator[SmtpSink]:
+    sink = SmtpSink(free_port(host))
 
     def authenticate(server: Any, session: Any, envelope: Any, mechanism: str, data: Any) -> AuthResult:
         ok = isinstance(data, LoginPassword) and (data.login.decode(), data.password.decode()) == (
@@ -53,7 +58,7 @@ def smtp_sink(username: str | None = None, password: str | None = None) -> Itera
         return AuthResult(success=ok, handled=False)
 
     auth: dict[str, Any] = {"authenticator": authenticate, "auth_require_tls": False} if username else {}
-    controller = Controller(sink, hostname="127.0.0.1", port=sink.port, **auth)
+    controller = Controller(sink, hostname=host, port=sink.port, **auth)
     controller.start()
     try:
         yield sink
@@ -74,9 +79,9 @@ class WebhookReceiver:
 
 
 @contextmanager
-def webhook_receiver(secret: str, status: int = 200) -> Iterator[WebhookReceiver]:
-    port = free_port()
-    receiver = WebhookReceiver(f"http://127.0.0.1:{port}/hook", secret, status)
+def webhook_receiver(secret: str, status: int = 200, host: str = "127.0.0.1") -> Iterator[WebhookReceiver]:
+    port = free_port(host)
+    receiver = WebhookReceiver(f"http://{host}:{port}/hook", secret, status)
     receiver.release.set()
 
     class Handler(BaseHTTPRequestHandler):
@@ -98,7 +103,7 @@ def webhook_receiver(secret: str, status: int = 200) -> Iterator[WebhookReceiver
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server = ThreadingHTTPServer((host, port), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -116,11 +121,11 @@ class SyslogReceiver:
 
 
 @contextmanager
-def syslog_receiver(transport: str) -> Iterator[SyslogReceiver]:
+def syslog_receiver(transport: str, host: str = "127.0.0.1") -> Iterator[SyslogReceiver]:
     """UDP: one datagram per record. TCP: octet-counted records (RFC 6587), parsed strictly."""
     kind = socket.SOCK_DGRAM if transport == "udp" else socket.SOCK_STREAM
     sock = socket.socket(socket.AF_INET, kind)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind((host, 0))
     receiver = SyslogReceiver(sock.getsockname()[1])
     stop = threading.Event()
 
