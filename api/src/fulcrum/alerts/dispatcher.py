@@ -3,6 +3,7 @@ package's docstring for the guarantees)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -114,14 +115,14 @@ class Dispatcher:
             ids = list(
                 session.scalars(select(AlertChannel.id).where(AlertChannel.enabled).order_by(AlertChannel.id))
             )
-        node: NodeView | None = None
+        # Read once a round, and only when something is to be decided: it asks the data plane.
+        node = functools.cache(self.node)
         for channel_id in ids:
             if self.retry_at.get(channel_id, 0.0) > time.monotonic():
                 continue
-            node = node or self.node()
             self._deliver(channel_id, node, now or utcnow())
 
-    def _deliver(self, channel_id: int, node: NodeView, now: datetime) -> None:
+    def _deliver(self, channel_id: int, this_node: Callable[[], NodeView], now: datetime) -> None:
         with self.session_scope() as session:
             row = session.get(AlertChannel, channel_id)
             if row is None or not row.enabled:
@@ -139,6 +140,9 @@ class Dispatcher:
                     select(AlertCondition).where(AlertCondition.channel_id == channel_id)
                 )
             }
+        if not events and not conditions:
+            return
+        node = this_node()
         open_keys = set(conditions)
         cursor = channel.cursor
         for event in events:
