@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from fastapi.testclient import TestClient
 
+from fulcrum.alerts.kinds import DATAPLANE_KINDS, AlertKind
+from fulcrum.ha.events import KINDS as HA_KINDS
 from lab.alert_receivers import free_port, smtp_sink, syslog_receiver, webhook_receiver
 from apitest import login_as
 
@@ -230,3 +232,8 @@ def test_the_test_button_sends_one_rfc5424_syslog_line(client: TestClient, trans
     match = SYSLOG_LINE.match(receiver.lines[0])
     assert match is not None, receiver.lines
     assert int(match.group(1)) == 16 * 8 + 6  # local0.info
+
+
+def test_every_event_kind_can_be_alerted_on() -> None:
+    # The list is spelled out in fulcrum.alerts.kinds (the schema layer may not import fulcrum.ha).
+    assert set(get_args(AlertKind)) == set(DATAPLANE_KINDS) | set(HA_KINDS)

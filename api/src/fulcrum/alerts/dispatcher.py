@@ -12,13 +12,14 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from fulcrum.alerts import senders
 from fulcrum.alerts.kinds import PAIR_WIDE, SEVERITY_RANK, condition_of
 from fulcrum.alerts.message import Alert
 from fulcrum.alerts.node import NodeView
+from fulcrum.alerts.outbox import mark_failed
 from fulcrum.db import begin_write, unit_of_work
 from fulcrum.models import AlertChannel, AlertCondition, AlertRule, Event
 from fulcrum.models._types import utcnow
@@ -28,7 +29,6 @@ log = logging.getLogger(__name__)
 BATCH = 100  # events read per channel and round
 BACKOFF_FIRST = 5.0  # seconds after a failed delivery; doubled per failure in a row
 BACKOFF_MAX = 300.0
-MAX_ERROR = 500
 
 
 @dataclass(frozen=True)
@@ -252,15 +252,3 @@ class Dispatcher:
                         last_sent_at=now,
                     )
                 )
-
-
-def mark_failed(session: Session, channel_id: int, error: str, now: datetime) -> None:
-    """Keep a channel's last delivery error, shown with the channel."""
-    row = session.get(AlertChannel, channel_id)
-    if row is not None:
-        row.last_error = error[:MAX_ERROR]
-        row.last_error_at = now
-
-
-def newest_event_id(session: Session) -> int:
-    return session.scalar(select(func.max(Event.id))) or 0

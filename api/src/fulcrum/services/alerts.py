@@ -6,8 +6,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from fulcrum.alerts import senders
-from fulcrum.alerts.dispatcher import mark_failed, newest_event_id
 from fulcrum.alerts.message import Alert
+from fulcrum.alerts.outbox import mark_failed, newest_event_id
 from fulcrum.db import begin_write, end_read
 from fulcrum.errors import ConfigInvalid, Conflict, NotFound
 from fulcrum.models import AlertChannel, AlertRule
