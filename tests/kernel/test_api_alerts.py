@@ -67,7 +67,7 @@ def test_a_killed_backend_alerts_once_by_email_webhook_and_syslog_then_recovers(
     ipvs.wait_for_real_servers(net.lb, net.vip, 80, [b1], timeout=60)
     down = lab.wait_until(lambda: api.events(kind="backend_down", service="web"), 60,
                           what="a backend_down event")  # fmt: skip
-    lab.wait_until(delivered, 60, expect=lambda n: min(n) >= 1, what="an alert on each channel")
+    lab.wait_until(lambda: min(delivered()) >= 1, 60, what="an alert on each channel")
     assert down[0]["backend"] == f"{b2}:80"
     text = f"backend {b2}:80 of web failed its health check"
     assert mail.messages[0]["Subject"].replace("\r\n", "") == f"[lb1] CRITICAL: {text}"
@@ -79,9 +79,7 @@ def test_a_killed_backend_alerts_once_by_email_webhook_and_syslog_then_recovers(
 
     http[1].start()
     ipvs.wait_for_real_servers(net.lb, net.vip, 80, [b1, b2], timeout=60)
-    lab.wait_until(lambda: [b["kind"] for b in hook.bodies], 60, expect=lambda kinds: "backend_up" in kinds,
-                   what="the recovery by webhook")  # fmt: skip
-    lab.wait_until(delivered, 60, expect=lambda n: min(n) >= 2, what="the recovery on each channel")
+    lab.wait_until(lambda: min(delivered()) >= 2, 60, what="the recovery on each channel")
     # Events go out in order: with the recovery delivered, any second "down" would be here too.
     assert delivered() == (2, 2, 2), "exactly one alert per channel for the outage, one for the recovery"
     assert [b["kind"] for b in hook.bodies] == ["backend_down", "backend_up"]
