@@ -4,6 +4,7 @@ On this host the kernel has no IPVS, so applies stop after the real validators w
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +19,9 @@ from fulcrum.services.dataplane import make_applier
 from fulcrum.settings import Settings
 
 from apitest import PASSWORD
+
+# tests/ on the path: the alert tests share their receivers with the VM lab (lab.alert_receivers).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 @pytest.fixture(scope="session")
@@ -38,6 +42,7 @@ def settings(tmp_path_factory: pytest.TempPathFactory, database_url: str) -> Set
         reapply_on_start=False,
         confirm_poll_seconds=60,
         stats_interval=0,  # tests call Telemetry.collect() themselves
+        alert_poll_seconds=0,  # the alert tests run the dispatcher themselves
     )
 
 

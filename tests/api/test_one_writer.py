@@ -45,6 +45,13 @@ ANY_NODE = {
     ("POST", "/api/v1/peer/maintenance"),
     ("PUT", "/api/v1/tls/certificate"),
     ("POST", "/api/v1/tls/csr"),
+    ("POST", "/api/v1/alerts/channels"),
+    ("PUT", "/api/v1/alerts/channels/{channel_id}"),
+    ("DELETE", "/api/v1/alerts/channels/{channel_id}"),
+    ("POST", "/api/v1/alerts/channels/{channel_id}/test"),
+    ("POST", "/api/v1/alerts/rules"),
+    ("PUT", "/api/v1/alerts/rules/{rule_id}"),
+    ("DELETE", "/api/v1/alerts/rules/{rule_id}"),
 }
 # A commit: allowed on a standby only when it changes node-local settings alone.
 NODE_LOCAL_COMMIT = {("POST", "/api/v1/revisions")}

@@ -25,6 +25,7 @@ const EventsPage = lazy(() => import('./pages/EventsPage'));
 const UsersPage = lazy(() => import('./pages/UsersPage'));
 const TokensPage = lazy(() => import('./pages/TokensPage'));
 const FirewallPage = lazy(() => import('./pages/FirewallPage'));
+const AlertsPage = lazy(() => import('./pages/AlertsPage'));
 const ChangePasswordPage = lazy(() => import('./pages/ChangePasswordPage'));
 const ImportPage = lazy(() => import('./pages/ImportPage'));
 
@@ -67,6 +68,7 @@ export function App() {
                   <Route path="/users" element={<UsersPage />} />
                   <Route path="/tokens" element={<TokensPage />} />
                   <Route path="/firewall" element={<FirewallPage />} />
+                  <Route path="/alerts" element={<AlertsPage />} />
                   <Route path="/import" element={<ImportPage />} />
                   <Route path="/account/password" element={<ChangePasswordPage />} />
                   <Route path="*" element={<Navigate to="/" replace />} />

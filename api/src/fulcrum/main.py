@@ -14,12 +14,15 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from fulcrum import __version__, migrate, openapi
+from fulcrum.alerts.dispatcher import Dispatcher
+from fulcrum.ha.view import alert_sender
 from fulcrum.db import begin_write, make_engine, make_sessionmaker, protect_database_file, unit_of_work
 from fulcrum.errors import install_error_handler
 from fulcrum.ha.asgi import SignPeerResponses
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.ha.watcher import Watcher
 from fulcrum.routers import (
+    alerts,
     audit,
     auth,
     backends,
@@ -81,6 +84,9 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         app.state.ha_watcher = ha_watcher = Watcher(app.state.ha, settings.ha_sync_interval)
         if settings.ha_sync_interval > 0:
             ha_watcher.start()
+        app.state.alert_dispatcher = alert_dispatcher = Dispatcher(app.state.sessionmaker, lambda: alert_sender(app.state.ha), settings.alert_poll_seconds)
+        if settings.alert_poll_seconds > 0:
+            alert_dispatcher.start()
         watcher = asyncio.create_task(_confirm_watcher(app, settings.confirm_poll_seconds))
         expiry_watch = tls_certificate.start_expiry_watch(settings, app.state.telemetry)
         try:
@@ -92,6 +98,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
                     with contextlib.suppress(asyncio.CancelledError):
                         await task
             await asyncio.to_thread(ha_watcher.stop)
+            await asyncio.to_thread(alert_dispatcher.stop)
             await asyncio.to_thread(app.state.telemetry.stop)
             engine.dispose()
 
@@ -116,7 +123,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
     # The one-writer rule on every route: a paired standby refuses changes (routers.one_writer).
     resources = (
         auth, users, tokens, services, backends, imports, revisions, status, audit, telemetry, peer, console,
-        vip_groups, node, firewall, ha, tls,
+        vip_groups, node, firewall, ha, tls, alerts,
     )
     for module in resources:
         app.include_router(module.router, prefix=API_PREFIX, dependencies=[Depends(one_writer)])

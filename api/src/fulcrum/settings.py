@@ -73,6 +73,9 @@ class Settings(BaseSettings):
     keepalived_checkers_pidfile: Path | None = None  # default: beside keepalived_pidfile
     keepalived_vrrp_pidfile: Path | None = None  # default: beside keepalived_pidfile
 
+    # How often the alert dispatcher looks for new events to send (0: off, e.g. in tests).
+    alert_poll_seconds: float = Field(default=2.0, ge=0, le=60)
+
     # The console menu's password protection (services/console_access.py): present means on.
     console_password_file: Path | None = None  # default: data_dir / "console-password"
 

@@ -2,6 +2,7 @@ import { ActionIcon, AppShell, Badge, Burger, Group, Menu, NavLink, Text, Toolti
 import { useDisclosure } from '@mantine/hooks';
 import {
   IconActivity,
+  IconBell,
   IconBook,
   IconGauge,
   IconFileImport,
@@ -43,7 +44,9 @@ export function Layout({ children }: { children: ReactNode }) {
   const [opened, { toggle, close }] = useDisclosure();
   const location = useLocation();
   const isAdmin = useCan('manageUsers');
-  const items = isAdmin ? [...NAV, { to: '/users', label: 'Users', icon: IconUsers }] : NAV;
+  const items = isAdmin
+    ? [...NAV, { to: '/users', label: 'Users', icon: IconUsers }, { to: '/alerts', label: 'Alerts', icon: IconBell }]
+    : NAV;
   return (
     <StreamProvider>
       <AppShell

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
+from fulcrum.alerts.node import NodeView
 from fulcrum.apply.client import ApplierError
 from fulcrum.apply.result import VrrpView
 from fulcrum.config.snapshot import ConfigSnapshot, Node
@@ -210,3 +211,10 @@ def ha_status(session: Session, runtime: HaRuntime) -> HaStatus:
             transitions=transitions[: local.TRANSITIONS_SHOWN],
         )
 
+
+
+def alert_sender(runtime: HaRuntime) -> NodeView:
+    """This node as the alert dispatcher sees it: pair-wide events go out from the active node only."""
+    with runtime.session_scope() as session:
+        view = local_view(session, runtime)
+    return NodeView(view.name, view.pairing is None or view.role == "active")

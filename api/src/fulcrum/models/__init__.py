@@ -1,5 +1,6 @@
 """SQLAlchemy models. Importing this package registers every table on `Base.metadata`."""
 
+from fulcrum.models.alert import AlertChannel, AlertCondition, AlertRule
 from fulcrum.models.audit import AuditEntry
 from fulcrum.models.event import Event
 from fulcrum.models.ha import FirewallSettings, NodeSettings, VipGroup
@@ -10,6 +11,9 @@ from fulcrum.models.user import AuthToken, Role, TokenKind, User
 
 __all__ = [
     "GOOD_STATES",
+    "AlertChannel",
+    "AlertCondition",
+    "AlertRule",
     "AccountLoginFailures",
     "AddressLoginFailures",
     "AuditEntry",

@@ -1,0 +1,168 @@
+"""Real local servers the alert tests deliver to: an SMTP sink (aiosmtpd), an HTTP receiver
+that checks the HMAC signature, and syslog receivers on UDP and TCP sockets.
+
+Used by the host tests (tests/api) and the VM lab (tests/kernel), where they are started from a
+thread inside the LB's namespace (lab.netns.run_in): the threads they start stay in it."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from email import message_from_bytes
+from email.message import Message
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult, LoginPassword
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class SmtpSink:
+    port: int
+    messages: list[Message] = field(default_factory=list)
+    envelopes: list[tuple[str, list[str]]] = field(default_factory=list)
+    logins: list[tuple[str, str]] = field(default_factory=list)
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # aiosmtpd's hook
+        self.envelopes.append((envelope.mail_from, list(envelope.rcpt_tos)))
+        self.messages.append(message_from_bytes(envelope.original_content))
+        return "250 OK queued as test-1"
+
+
+@contextmanager
+def smtp_sink(
+    username: str | None = None, password: str | None = None, host: str = "127.0.0.1"
+) -> Iterator[SmtpSink]:
+    sink = SmtpSink(free_port(host))
+
+    def authenticate(server: Any, session: Any, envelope: Any, mechanism: str, data: Any) -> AuthResult:
+        ok = isinstance(data, LoginPassword) and (data.login.decode(), data.password.decode()) == (
+            username,
+            password,
+        )
+        if ok:
+            sink.logins.append((data.login.decode(), data.password.decode()))
+        return AuthResult(success=ok, handled=False)
+
+    auth: dict[str, Any] = {"authenticator": authenticate, "auth_require_tls": False} if username else {}
+    controller = Controller(sink, hostname=host, port=sink.port, **auth)
+    controller.start()
+    try:
+        yield sink
+    finally:
+        controller.stop()
+
+
+@dataclass
+class WebhookReceiver:
+    url: str
+    secret: str
+    status: int = 200
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+    bad_signatures: int = 0
+    # Cleared, the receiver holds each request until it is set again: a slow server.
+    release: threading.Event = field(default_factory=threading.Event)
+    arrived: threading.Event = field(default_factory=threading.Event)
+
+
+@contextmanager
+def webhook_receiver(secret: str, status: int = 200, host: str = "127.0.0.1") -> Iterator[WebhookReceiver]:
+    port = free_port(host)
+    receiver = WebhookReceiver(f"http://{host}:{port}/hook", secret, status)
+    receiver.release.set()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            receiver.arrived.set()
+            receiver.release.wait(30)
+            expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+            if hmac.compare_digest(self.headers.get("X-Fulcrum-Signature", ""), expected):
+                if 200 <= receiver.status < 300:  # kept only when accepted: what was delivered
+                    receiver.bodies.append(json.loads(body))
+                self.send_response(receiver.status)
+            else:
+                receiver.bad_signatures += 1
+                self.send_response(401)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer((host, port), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield receiver
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@dataclass
+class SyslogReceiver:
+    port: int
+    lines: list[bytes] = field(default_factory=list)
+    received: threading.Event = field(default_factory=threading.Event)
+
+
+@contextmanager
+def syslog_receiver(transport: str, host: str = "127.0.0.1") -> Iterator[SyslogReceiver]:
+    """UDP: one datagram per record. TCP: octet-counted records (RFC 6587), parsed strictly."""
+    kind = socket.SOCK_DGRAM if transport == "udp" else socket.SOCK_STREAM
+    sock = socket.socket(socket.AF_INET, kind)
+    sock.bind((host, 0))
+    receiver = SyslogReceiver(sock.getsockname()[1])
+    stop = threading.Event()
+
+    def keep(record: bytes) -> None:
+        receiver.lines.append(record)
+        receiver.received.set()
+
+    def serve_udp() -> None:
+        sock.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                keep(sock.recv(65535))
+            except TimeoutError:
+                continue
+
+    def serve_tcp() -> None:
+        sock.listen()
+        sock.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = sock.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                data = b""
+                while chunk := conn.recv(65535):
+                    data += chunk
+            while data:
+                length, _, rest = data.partition(b" ")
+                keep(rest[: int(length)])
+                data = rest[int(length) :]
+
+    thread = threading.Thread(target=serve_udp if transport == "udp" else serve_tcp, daemon=True)
+    thread.start()
+    try:
+        yield receiver
+    finally:
+        stop.set()
+        thread.join()
+        sock.close()
