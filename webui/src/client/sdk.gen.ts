@@ -2,7 +2,7 @@
 
 import type { Client, Options as Options2, TDataShape } from './client';
 import { client } from './client.gen';
-import type { AuditListAuditData, AuditListAuditErrors, AuditListAuditResponses, AuthChangePasswordData, AuthChangePasswordErrors, AuthChangePasswordResponses, AuthLoginData, AuthLoginErrors, AuthLoginResponses, AuthLogoutData, AuthLogoutErrors, AuthLogoutResponses, AuthMeData, AuthMeErrors, AuthMeResponses, AuthSetupData, AuthSetupErrors, AuthSetupResponses, AuthSetupStatusData, AuthSetupStatusResponses, BackendsAddBackendData, BackendsAddBackendErrors, BackendsAddBackendResponses, BackendsDeleteBackendData, BackendsDeleteBackendErrors, BackendsDeleteBackendResponses, BackendsDeleteHealthCheckData, BackendsDeleteHealthCheckErrors, BackendsDeleteHealthCheckResponses, BackendsGetBackendData, BackendsGetBackendErrors, BackendsGetBackendResponses, BackendsListBackendsData, BackendsListBackendsErrors, BackendsListBackendsResponses, BackendsPutHealthCheckData, BackendsPutHealthCheckErrors, BackendsPutHealthCheckResponses, BackendsUpdateBackendData, BackendsUpdateBackendErrors, BackendsUpdateBackendResponses, FirewallGetFirewallData, FirewallGetFirewallErrors, FirewallGetFirewallResponses, FirewallPutFirewallData, FirewallPutFirewallErrors, FirewallPutFirewallResponses, HaFailoverDrillData, HaFailoverDrillErrors, HaFailoverDrillResponses, HaHaDiffData, HaHaDiffErrors, HaHaDiffResponses, HaHaStatusData, HaHaStatusErrors, HaHaStatusResponses, HaMaintenanceData, HaMaintenanceErrors, HaMaintenanceResponses, HaMakeActiveData, HaMakeActiveErrors, HaMakeActiveResponses, HaPairData, HaPairErrors, HaPairingCodeData, HaPairingCodeErrors, HaPairingCodeResponses, HaPairResponses, HaResolveData, HaResolveErrors, HaResolveResponses, HaSyncNowData, HaSyncNowErrors, HaSyncNowResponses, HaUnpairData, HaUnpairErrors, HaUnpairResponses, ImportsRunImportData, ImportsRunImportErrors, ImportsRunImportResponses, NodeGetConsoleAccessData, NodeGetConsoleAccessErrors, NodeGetConsoleAccessResponses, NodeGetNodeData, NodeGetNodeErrors, NodeGetNodeResponses, NodePatchNodeData, NodePatchNodeErrors, NodePatchNodeResponses, NodePutConsoleAccessData, NodePutConsoleAccessErrors, NodePutConsoleAccessResponses, NodePutNodeData, NodePutNodeErrors, NodePutNodeResponses, RevisionsCommitData, RevisionsCommitErrors, RevisionsCommitResponses, RevisionsConfirmData, RevisionsConfirmErrors, RevisionsConfirmResponses, RevisionsDiffData, RevisionsDiffErrors, RevisionsDiffResponses, RevisionsGetRevisionData, RevisionsGetRevisionErrors, RevisionsGetRevisionResponses, RevisionsListRevisionsData, RevisionsListRevisionsErrors, RevisionsListRevisionsResponses, RevisionsPendingData, RevisionsPendingErrors, RevisionsPendingResponses, RevisionsRollbackData, RevisionsRollbackErrors, RevisionsRollbackResponses, ServicesCreateServiceData, ServicesCreateServiceErrors, ServicesCreateServiceResponses, ServicesDeleteServiceData, ServicesDeleteServiceErrors, ServicesDeleteServiceResponses, ServicesGetHealthCheckData, ServicesGetHealthCheckErrors, ServicesGetHealthCheckResponses, ServicesGetServiceData, ServicesGetServiceErrors, ServicesGetServiceResponses, ServicesListServicesData, ServicesListServicesErrors, ServicesListServicesResponses, ServicesPutHealthCheckData, ServicesPutHealthCheckErrors, ServicesPutHealthCheckResponses, ServicesUpdateServiceData, ServicesUpdateServiceErrors, ServicesUpdateServiceResponses, StatusGetStatusData, StatusGetStatusErrors, StatusGetStatusResponses, StatusHealthData, StatusHealthResponses, TelemetryCurrentData, TelemetryCurrentErrors, TelemetryCurrentResponses, TelemetryHistoryData, TelemetryHistoryErrors, TelemetryHistoryResponses, TelemetryListEventsData, TelemetryListEventsErrors, TelemetryListEventsResponses, TelemetryPrometheusData, TelemetryPrometheusErrors, TelemetryPrometheusResponses, TelemetryStreamData, TelemetryStreamErrors, TelemetryStreamResponses, TlsCreateCsrData, TlsCreateCsrErrors, TlsCreateCsrResponses, TlsGetCertificateData, TlsGetCertificateErrors, TlsGetCertificateResponses, TlsGetCsrData, TlsGetCsrErrors, TlsGetCsrResponses, TlsPutCertificateData, TlsPutCertificateErrors, TlsPutCertificateResponses, TokensCreateTokenData, TokensCreateTokenErrors, TokensCreateTokenResponses, TokensDeleteTokenData, TokensDeleteTokenErrors, TokensDeleteTokenResponses, TokensListTokensData, TokensListTokensErrors, TokensListTokensResponses, UsersCreateUserData, UsersCreateUserErrors, UsersCreateUserResponses, UsersDeleteUserData, UsersDeleteUserErrors, UsersDeleteUserResponses, UsersListUsersData, UsersListUsersErrors, UsersListUsersResponses, UsersUnlockUserData, UsersUnlockUserErrors, UsersUnlockUserResponses, UsersUpdateUserData, UsersUpdateUserErrors, UsersUpdateUserResponses, VipGroupsCreateGroupData, VipGroupsCreateGroupErrors, VipGroupsCreateGroupResponses, VipGroupsDeleteGroupData, VipGroupsDeleteGroupErrors, VipGroupsDeleteGroupResponses, VipGroupsListGroupsData, VipGroupsListGroupsErrors, VipGroupsListGroupsResponses, VipGroupsUpdateGroupData, VipGroupsUpdateGroupErrors, VipGroupsUpdateGroupResponses } from './types.gen';
+import type { AlertsCreateChannelData, AlertsCreateChannelErrors, AlertsCreateChannelResponses, AlertsCreateRuleData, AlertsCreateRuleErrors, AlertsCreateRuleResponses, AlertsDeleteChannelData, AlertsDeleteChannelErrors, AlertsDeleteChannelResponses, AlertsDeleteRuleData, AlertsDeleteRuleErrors, AlertsDeleteRuleResponses, AlertsGetChannelData, AlertsGetChannelErrors, AlertsGetChannelResponses, AlertsListChannelsData, AlertsListChannelsErrors, AlertsListChannelsResponses, AlertsListRulesData, AlertsListRulesErrors, AlertsListRulesResponses, AlertsReplaceChannelData, AlertsReplaceChannelErrors, AlertsReplaceChannelResponses, AlertsReplaceRuleData, AlertsReplaceRuleErrors, AlertsReplaceRuleResponses, AlertsTestChannelData, AlertsTestChannelErrors, AlertsTestChannelResponses, AuditListAuditData, AuditListAuditErrors, AuditListAuditResponses, AuthChangePasswordData, AuthChangePasswordErrors, AuthChangePasswordResponses, AuthLoginData, AuthLoginErrors, AuthLoginResponses, AuthLogoutData, AuthLogoutErrors, AuthLogoutResponses, AuthMeData, AuthMeErrors, AuthMeResponses, AuthSetupData, AuthSetupErrors, AuthSetupResponses, AuthSetupStatusData, AuthSetupStatusResponses, BackendsAddBackendData, BackendsAddBackendErrors, BackendsAddBackendResponses, BackendsDeleteBackendData, BackendsDeleteBackendErrors, BackendsDeleteBackendResponses, BackendsDeleteHealthCheckData, BackendsDeleteHealthCheckErrors, BackendsDeleteHealthCheckResponses, BackendsGetBackendData, BackendsGetBackendErrors, BackendsGetBackendResponses, BackendsListBackendsData, BackendsListBackendsErrors, BackendsListBackendsResponses, BackendsPutHealthCheckData, BackendsPutHealthCheckErrors, BackendsPutHealthCheckResponses, BackendsUpdateBackendData, BackendsUpdateBackendErrors, BackendsUpdateBackendResponses, FirewallGetFirewallData, FirewallGetFirewallErrors, FirewallGetFirewallResponses, FirewallPutFirewallData, FirewallPutFirewallErrors, FirewallPutFirewallResponses, HaFailoverDrillData, HaFailoverDrillErrors, HaFailoverDrillResponses, HaHaDiffData, HaHaDiffErrors, HaHaDiffResponses, HaHaStatusData, HaHaStatusErrors, HaHaStatusResponses, HaMaintenanceData, HaMaintenanceErrors, HaMaintenanceResponses, HaMakeActiveData, HaMakeActiveErrors, HaMakeActiveResponses, HaPairData, HaPairErrors, HaPairingCodeData, HaPairingCodeErrors, HaPairingCodeResponses, HaPairResponses, HaResolveData, HaResolveErrors, HaResolveResponses, HaSyncNowData, HaSyncNowErrors, HaSyncNowResponses, HaUnpairData, HaUnpairErrors, HaUnpairResponses, ImportsRunImportData, ImportsRunImportErrors, ImportsRunImportResponses, NodeGetConsoleAccessData, NodeGetConsoleAccessErrors, NodeGetConsoleAccessResponses, NodeGetNodeData, NodeGetNodeErrors, NodeGetNodeResponses, NodePatchNodeData, NodePatchNodeErrors, NodePatchNodeResponses, NodePutConsoleAccessData, NodePutConsoleAccessErrors, NodePutConsoleAccessResponses, NodePutNodeData, NodePutNodeErrors, NodePutNodeResponses, RevisionsCommitData, RevisionsCommitErrors, RevisionsCommitResponses, RevisionsConfirmData, RevisionsConfirmErrors, RevisionsConfirmResponses, RevisionsDiffData, RevisionsDiffErrors, RevisionsDiffResponses, RevisionsGetRevisionData, RevisionsGetRevisionErrors, RevisionsGetRevisionResponses, RevisionsListRevisionsData, RevisionsListRevisionsErrors, RevisionsListRevisionsResponses, RevisionsPendingData, RevisionsPendingErrors, RevisionsPendingResponses, RevisionsRollbackData, RevisionsRollbackErrors, RevisionsRollbackResponses, ServicesCreateServiceData, ServicesCreateServiceErrors, ServicesCreateServiceResponses, ServicesDeleteServiceData, ServicesDeleteServiceErrors, ServicesDeleteServiceResponses, ServicesGetHealthCheckData, ServicesGetHealthCheckErrors, ServicesGetHealthCheckResponses, ServicesGetServiceData, ServicesGetServiceErrors, ServicesGetServiceResponses, ServicesListServicesData, ServicesListServicesErrors, ServicesListServicesResponses, ServicesPutHealthCheckData, ServicesPutHealthCheckErrors, ServicesPutHealthCheckResponses, ServicesUpdateServiceData, ServicesUpdateServiceErrors, ServicesUpdateServiceResponses, StatusGetStatusData, StatusGetStatusErrors, StatusGetStatusResponses, StatusHealthData, StatusHealthResponses, TelemetryCurrentData, TelemetryCurrentErrors, TelemetryCurrentResponses, TelemetryHistoryData, TelemetryHistoryErrors, TelemetryHistoryResponses, TelemetryListEventsData, TelemetryListEventsErrors, TelemetryListEventsResponses, TelemetryPrometheusData, TelemetryPrometheusErrors, TelemetryPrometheusResponses, TelemetryStreamData, TelemetryStreamErrors, TelemetryStreamResponses, TlsCreateCsrData, TlsCreateCsrErrors, TlsCreateCsrResponses, TlsGetCertificateData, TlsGetCertificateErrors, TlsGetCertificateResponses, TlsGetCsrData, TlsGetCsrErrors, TlsGetCsrResponses, TlsPutCertificateData, TlsPutCertificateErrors, TlsPutCertificateResponses, TokensCreateTokenData, TokensCreateTokenErrors, TokensCreateTokenResponses, TokensDeleteTokenData, TokensDeleteTokenErrors, TokensDeleteTokenResponses, TokensListTokensData, TokensListTokensErrors, TokensListTokensResponses, UsersCreateUserData, UsersCreateUserErrors, UsersCreateUserResponses, UsersDeleteUserData, UsersDeleteUserErrors, UsersDeleteUserResponses, UsersListUsersData, UsersListUsersErrors, UsersListUsersResponses, UsersUnlockUserData, UsersUnlockUserErrors, UsersUnlockUserResponses, UsersUpdateUserData, UsersUpdateUserErrors, UsersUpdateUserResponses, VipGroupsCreateGroupData, VipGroupsCreateGroupErrors, VipGroupsCreateGroupResponses, VipGroupsDeleteGroupData, VipGroupsDeleteGroupErrors, VipGroupsDeleteGroupResponses, VipGroupsListGroupsData, VipGroupsListGroupsErrors, VipGroupsListGroupsResponses, VipGroupsUpdateGroupData, VipGroupsUpdateGroupErrors, VipGroupsUpdateGroupResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -17,6 +17,112 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
      */
     meta?: Record<string, unknown>;
 };
+
+/**
+ * Alert channels, with their last delivery outcome
+ */
+export const alertsListChannels = <ThrowOnError extends boolean = true>(options?: Options<AlertsListChannelsData, ThrowOnError>) => (options?.client ?? client).get<AlertsListChannelsResponses, AlertsListChannelsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/alerts/channels',
+    ...options
+});
+
+/**
+ * Add an alert channel
+ */
+export const alertsCreateChannel = <ThrowOnError extends boolean = true>(options: Options<AlertsCreateChannelData, ThrowOnError>) => (options.client ?? client).post<AlertsCreateChannelResponses, AlertsCreateChannelErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/alerts/channels',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Remove an alert channel and its rules
+ */
+export const alertsDeleteChannel = <ThrowOnError extends boolean = true>(options: Options<AlertsDeleteChannelData, ThrowOnError>) => (options.client ?? client).delete<AlertsDeleteChannelResponses, AlertsDeleteChannelErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/alerts/channels/{channel_id}',
+    ...options
+});
+
+/**
+ * One alert channel
+ */
+export const alertsGetChannel = <ThrowOnError extends boolean = true>(options: Options<AlertsGetChannelData, ThrowOnError>) => (options.client ?? client).get<AlertsGetChannelResponses, AlertsGetChannelErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/alerts/channels/{channel_id}',
+    ...options
+});
+
+/**
+ * Replace an alert channel (a left-out secret is kept)
+ */
+export const alertsReplaceChannel = <ThrowOnError extends boolean = true>(options: Options<AlertsReplaceChannelData, ThrowOnError>) => (options.client ?? client).put<AlertsReplaceChannelResponses, AlertsReplaceChannelErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/alerts/channels/{channel_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Send a test alert and report the server's answer
+ */
+export const alertsTestChannel = <ThrowOnError extends boolean = true>(options: Options<AlertsTestChannelData, ThrowOnError>) => (options.client ?? client).post<AlertsTestChannelResponses, AlertsTestChannelErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/alerts/channels/{channel_id}/test',
+    ...options
+});
+
+/**
+ * Alert rules: which events go to which channel
+ */
+export const alertsListRules = <ThrowOnError extends boolean = true>(options?: Options<AlertsListRulesData, ThrowOnError>) => (options?.client ?? client).get<AlertsListRulesResponses, AlertsListRulesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/alerts/rules',
+    ...options
+});
+
+/**
+ * Add an alert rule
+ */
+export const alertsCreateRule = <ThrowOnError extends boolean = true>(options: Options<AlertsCreateRuleData, ThrowOnError>) => (options.client ?? client).post<AlertsCreateRuleResponses, AlertsCreateRuleErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/alerts/rules',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Remove an alert rule
+ */
+export const alertsDeleteRule = <ThrowOnError extends boolean = true>(options: Options<AlertsDeleteRuleData, ThrowOnError>) => (options.client ?? client).delete<AlertsDeleteRuleResponses, AlertsDeleteRuleErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/alerts/rules/{rule_id}',
+    ...options
+});
+
+/**
+ * Replace an alert rule
+ */
+export const alertsReplaceRule = <ThrowOnError extends boolean = true>(options: Options<AlertsReplaceRuleData, ThrowOnError>) => (options.client ?? client).put<AlertsReplaceRuleResponses, AlertsReplaceRuleErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/alerts/rules/{rule_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
 
 /**
  * The audit log, newest first, filterable

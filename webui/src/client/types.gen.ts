@@ -289,6 +289,99 @@ export type CertificateUpload = {
 };
 
 /**
+ * ChannelRead
+ */
+export type ChannelRead = {
+    /**
+     * Config
+     */
+    config: ({
+        type: 'smtp';
+    } & SmtpConfig) | ({
+        type: 'webhook';
+    } & WebhookConfig) | ({
+        type: 'syslog';
+    } & SyslogConfig);
+    /**
+     * Enabled
+     */
+    enabled: boolean;
+    /**
+     * Has Secret
+     */
+    has_secret: boolean;
+    /**
+     * Id
+     */
+    id: number;
+    /**
+     * Last Error
+     */
+    last_error: string | null;
+    /**
+     * Last Error At
+     */
+    last_error_at: string | null;
+    /**
+     * Last Success At
+     */
+    last_success_at: string | null;
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Type
+     */
+    type: 'smtp' | 'webhook' | 'syslog';
+};
+
+/**
+ * ChannelWrite
+ *
+ * Creates a channel, or replaces one (PUT). `secret` is write-only: the SMTP password or the
+ * webhook's HMAC key; left out on a PUT, the stored one is kept.
+ */
+export type ChannelWrite = {
+    /**
+     * Config
+     */
+    config: ({
+        type: 'smtp';
+    } & SmtpConfig) | ({
+        type: 'webhook';
+    } & WebhookConfig) | ({
+        type: 'syslog';
+    } & SyslogConfig);
+    /**
+     * Enabled
+     */
+    enabled?: boolean;
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Secret
+     */
+    secret?: string | null;
+};
+
+/**
+ * ChannelsList
+ */
+export type ChannelsList = {
+    /**
+     * Count
+     */
+    count: number;
+    /**
+     * Data
+     */
+    data: Array<ChannelRead>;
+};
+
+/**
  * CheckType
  */
 export type CheckType = 'tcp' | 'http' | 'https' | 'dns' | 'smtp' | 'udp' | 'ping' | 'none';
@@ -1598,6 +1691,62 @@ export type RollbackRequest = {
 };
 
 /**
+ * RuleRead
+ */
+export type RuleRead = {
+    /**
+     * Channel Id
+     */
+    channel_id: number;
+    /**
+     * Id
+     */
+    id: number;
+    /**
+     * Kinds
+     */
+    kinds: Array<string>;
+    min_severity: Severity;
+    /**
+     * Reminder Minutes
+     */
+    reminder_minutes: number | null;
+};
+
+/**
+ * RuleWrite
+ */
+export type RuleWrite = {
+    /**
+     * Channel Id
+     */
+    channel_id: number;
+    /**
+     * Kinds
+     */
+    kinds: Array<'backend_down' | 'backend_up' | 'backend_warning' | 'backend_warning_cleared' | 'service_down' | 'service_up' | 'vrrp_state' | 'ha.paired' | 'ha.unpaired' | 'ha.sync' | 'ha.conflict' | 'ha.split_brain' | 'ha.maintenance' | 'ha.peer_unreachable' | 'ha.peer_reachable' | 'ha.peer_untrusted' | 'ha.peer_certificate' | 'ha.clock_skew' | 'ha.drill' | 'ha.role_unknown' | 'ha.role_known'>;
+    min_severity?: Severity;
+    /**
+     * Reminder Minutes
+     */
+    reminder_minutes?: number | null;
+};
+
+/**
+ * RulesList
+ */
+export type RulesList = {
+    /**
+     * Count
+     */
+    count: number;
+    /**
+     * Data
+     */
+    data: Array<RuleRead>;
+};
+
+/**
  * Scheduler
  *
  * Every IPVS scheduler of a current kernel (see ip_vs_*.c in net/netfilter/ipvs).
@@ -2023,6 +2172,40 @@ export type SetupStatus = {
 export type Severity = 'info' | 'warning' | 'critical';
 
 /**
+ * SmtpConfig
+ */
+export type SmtpConfig = {
+    /**
+     * From Address
+     */
+    from_address: string;
+    /**
+     * Host
+     */
+    host: string;
+    /**
+     * Port
+     */
+    port?: number;
+    /**
+     * Security
+     */
+    security?: 'starttls' | 'tls' | 'none';
+    /**
+     * To Addresses
+     */
+    to_addresses: Array<string>;
+    /**
+     * Type
+     */
+    type: 'smtp';
+    /**
+     * Username
+     */
+    username?: string | null;
+};
+
+/**
  * SorryServer
  */
 export type SorryServer = {
@@ -2139,6 +2322,46 @@ export type SyncResult = {
      * Result
      */
     result: 'in_sync' | 'fast_forward' | 'forced' | 'peer_ahead' | 'conflict' | 'failed' | 'nothing_to_push' | 'pulled';
+};
+
+/**
+ * SyslogConfig
+ */
+export type SyslogConfig = {
+    /**
+     * Facility
+     */
+    facility?: number;
+    /**
+     * Host
+     */
+    host: string;
+    /**
+     * Port
+     */
+    port?: number;
+    /**
+     * Transport
+     */
+    transport?: 'udp' | 'tcp' | 'tls';
+    /**
+     * Type
+     */
+    type: 'syslog';
+};
+
+/**
+ * TestResult
+ */
+export type TestResult = {
+    /**
+     * Answer
+     */
+    answer: string;
+    /**
+     * Ok
+     */
+    ok: boolean;
 };
 
 /**
@@ -2475,6 +2698,452 @@ export type VipGroupsList = {
     data: Array<VipGroupRead>;
 };
 
+/**
+ * WebhookConfig
+ */
+export type WebhookConfig = {
+    /**
+     * Type
+     */
+    type: 'webhook';
+    /**
+     * Url
+     */
+    url: string;
+};
+
+export type AlertsListChannelsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/alerts/channels';
+};
+
+export type AlertsListChannelsErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+};
+
+export type AlertsListChannelsError = AlertsListChannelsErrors[keyof AlertsListChannelsErrors];
+
+export type AlertsListChannelsResponses = {
+    /**
+     * Successful Response
+     */
+    200: ChannelsList;
+};
+
+export type AlertsListChannelsResponse = AlertsListChannelsResponses[keyof AlertsListChannelsResponses];
+
+export type AlertsCreateChannelData = {
+    body: ChannelWrite;
+    path?: never;
+    query?: never;
+    url: '/api/v1/alerts/channels';
+};
+
+export type AlertsCreateChannelErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * Another alert channel has this name
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type AlertsCreateChannelError = AlertsCreateChannelErrors[keyof AlertsCreateChannelErrors];
+
+export type AlertsCreateChannelResponses = {
+    /**
+     * Successful Response
+     */
+    201: ChannelRead;
+};
+
+export type AlertsCreateChannelResponse = AlertsCreateChannelResponses[keyof AlertsCreateChannelResponses];
+
+export type AlertsDeleteChannelData = {
+    body?: never;
+    path: {
+        /**
+         * Channel Id
+         */
+        channel_id: number;
+    };
+    query?: never;
+    url: '/api/v1/alerts/channels/{channel_id}';
+};
+
+export type AlertsDeleteChannelErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type AlertsDeleteChannelError = AlertsDeleteChannelErrors[keyof AlertsDeleteChannelErrors];
+
+export type AlertsDeleteChannelResponses = {
+    /**
+     * Successful Response
+     */
+    204: void;
+};
+
+export type AlertsDeleteChannelResponse = AlertsDeleteChannelResponses[keyof AlertsDeleteChannelResponses];
+
+export type AlertsGetChannelData = {
+    body?: never;
+    path: {
+        /**
+         * Channel Id
+         */
+        channel_id: number;
+    };
+    query?: never;
+    url: '/api/v1/alerts/channels/{channel_id}';
+};
+
+export type AlertsGetChannelErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type AlertsGetChannelError = AlertsGetChannelErrors[keyof AlertsGetChannelErrors];
+
+export type AlertsGetChannelResponses = {
+    /**
+     * Successful Response
+     */
+    200: ChannelRead;
+};
+
+export type AlertsGetChannelResponse = AlertsGetChannelResponses[keyof AlertsGetChannelResponses];
+
+export type AlertsReplaceChannelData = {
+    body: ChannelWrite;
+    path: {
+        /**
+         * Channel Id
+         */
+        channel_id: number;
+    };
+    query?: never;
+    url: '/api/v1/alerts/channels/{channel_id}';
+};
+
+export type AlertsReplaceChannelErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * Another alert channel has this name
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type AlertsReplaceChannelError = AlertsReplaceChannelErrors[keyof AlertsReplaceChannelErrors];
+
+export type AlertsReplaceChannelResponses = {
+    /**
+     * Successful Response
+     */
+    200: ChannelRead;
+};
+
+export type AlertsReplaceChannelResponse = AlertsReplaceChannelResponses[keyof AlertsReplaceChannelResponses];
+
+export type AlertsTestChannelData = {
+    body?: never;
+    path: {
+        /**
+         * Channel Id
+         */
+        channel_id: number;
+    };
+    query?: never;
+    url: '/api/v1/alerts/channels/{channel_id}/test';
+};
+
+export type AlertsTestChannelErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type AlertsTestChannelError = AlertsTestChannelErrors[keyof AlertsTestChannelErrors];
+
+export type AlertsTestChannelResponses = {
+    /**
+     * Successful Response
+     */
+    200: TestResult;
+};
+
+export type AlertsTestChannelResponse = AlertsTestChannelResponses[keyof AlertsTestChannelResponses];
+
+export type AlertsListRulesData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/alerts/rules';
+};
+
+export type AlertsListRulesErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+};
+
+export type AlertsListRulesError = AlertsListRulesErrors[keyof AlertsListRulesErrors];
+
+export type AlertsListRulesResponses = {
+    /**
+     * Successful Response
+     */
+    200: RulesList;
+};
+
+export type AlertsListRulesResponse = AlertsListRulesResponses[keyof AlertsListRulesResponses];
+
+export type AlertsCreateRuleData = {
+    body: RuleWrite;
+    path?: never;
+    query?: never;
+    url: '/api/v1/alerts/rules';
+};
+
+export type AlertsCreateRuleErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type AlertsCreateRuleError = AlertsCreateRuleErrors[keyof AlertsCreateRuleErrors];
+
+export type AlertsCreateRuleResponses = {
+    /**
+     * Successful Response
+     */
+    201: RuleRead;
+};
+
+export type AlertsCreateRuleResponse = AlertsCreateRuleResponses[keyof AlertsCreateRuleResponses];
+
+export type AlertsDeleteRuleData = {
+    body?: never;
+    path: {
+        /**
+         * Rule Id
+         */
+        rule_id: number;
+    };
+    query?: never;
+    url: '/api/v1/alerts/rules/{rule_id}';
+};
+
+export type AlertsDeleteRuleErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type AlertsDeleteRuleError = AlertsDeleteRuleErrors[keyof AlertsDeleteRuleErrors];
+
+export type AlertsDeleteRuleResponses = {
+    /**
+     * Successful Response
+     */
+    204: void;
+};
+
+export type AlertsDeleteRuleResponse = AlertsDeleteRuleResponses[keyof AlertsDeleteRuleResponses];
+
+export type AlertsReplaceRuleData = {
+    body: RuleWrite;
+    path: {
+        /**
+         * Rule Id
+         */
+        rule_id: number;
+    };
+    query?: never;
+    url: '/api/v1/alerts/rules/{rule_id}';
+};
+
+export type AlertsReplaceRuleErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type AlertsReplaceRuleError = AlertsReplaceRuleErrors[keyof AlertsReplaceRuleErrors];
+
+export type AlertsReplaceRuleResponses = {
+    /**
+     * Successful Response
+     */
+    200: RuleRead;
+};
+
+export type AlertsReplaceRuleResponse = AlertsReplaceRuleResponses[keyof AlertsReplaceRuleResponses];
+
 export type AuditListAuditData = {
     body?: never;
     path?: never;
@@ -2668,6 +3337,10 @@ export type AuthChangePasswordErrors = {
      * Validation Error
      */
     422: HttpValidationError;
+    /**
+     * Too many wrong passwords for this account or from this address; the message says how long to wait
+     */
+    429: Error;
 };
 
 export type AuthChangePasswordError = AuthChangePasswordErrors[keyof AuthChangePasswordErrors];
