@@ -21,8 +21,8 @@ async function shot(page: Page, name: string) {
 async function shopConnections(request: APIRequestContext, base = ''): Promise<number | null> {
   const response = await request.get(`${base}/api/v1/stats/current`);
   if (!response.ok()) return null;
-  const body = await response.json();
-  const shop = body.services.find((s: { name: string }) => s.name === 'shop');
+  const body = (await response.json()) as { services: { name: string; counters?: { conns: number } }[] };
+  const shop = body.services.find((s) => s.name === 'shop');
   return shop?.counters?.conns ?? null;
 }
 

@@ -275,7 +275,7 @@ test('console access: the admin requires a console password; a viewer sees it an
   await expect(card.getByText('Saved: the console now asks for the password.')).toBeVisible();
   await expect(card.getByText('Password required')).toBeVisible();
   await expect(card.getByLabel('New console password')).toHaveValue('');
-  const stored = await (await page.request.get('/api/v1/node/console')).json();
+  const stored = (await (await page.request.get('/api/v1/node/console')).json()) as { password_required: boolean };
   expect(stored.password_required).toBe(true);
   expect(JSON.stringify(stored)).not.toContain('console passphrase 1');
   await shoot(page, 'console-access', { phone: false });

@@ -15,9 +15,8 @@ import {
   vipGroupsCreateGroup,
   vipGroupsDeleteGroup,
   vipGroupsListGroups,
-  vipGroupsUpdateGroup,
 } from '../../client/sdk.gen';
-import type { Node, NodeSettingsUpdate, PairRequest, ResolveRequest, VipGroupCreate, VipGroupUpdate } from '../../client/types.gen';
+import type { Node, NodeSettingsUpdate, PairRequest, ResolveRequest, VipGroupCreate } from '../../client/types.gen';
 import { invalidatePending } from './candidate';
 
 export const haKeys = {
@@ -99,14 +98,6 @@ const afterVipEdit = (queryClient: QueryClient) =>
 
 export const createVipGroupMutation = (queryClient: QueryClient) => ({
   mutationFn: async (body: VipGroupCreate) => (await vipGroupsCreateGroup({ body })).data,
-  onSuccess: () => afterVipEdit(queryClient),
-});
-
-export type VipGroupChange = { groupId: number; change: VipGroupUpdate };
-
-export const updateVipGroupMutation = (queryClient: QueryClient) => ({
-  mutationFn: async ({ groupId, change }: VipGroupChange) =>
-    (await vipGroupsUpdateGroup({ path: { group_id: groupId }, body: change })).data,
   onSuccess: () => afterVipEdit(queryClient),
 });
 
