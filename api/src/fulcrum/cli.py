@@ -65,7 +65,7 @@ def _saved() -> dict[str, str]:
 def _find_service(api: Api, name: str) -> dict[str, Any]:
     for service in api.call("GET", "/services")["data"]:
         if service["name"] == name:
-            return service  # type: ignore[no-any-return]
+            return service
     raise CliError(f"no service named {name!r}")
 
 
@@ -73,7 +73,7 @@ def _find_backend(service: dict[str, Any], address: str) -> dict[str, Any]:
     host, _, port = address.rpartition(":") if address.count(":") == 1 else (address, "", "")
     for backend in service["backends"]:
         if backend["address"] == host and (not port or str(backend["port"] or service["ports"][0]) == port):
-            return backend  # type: ignore[no-any-return]
+            return backend
     raise CliError(f"service {service['name']} has no backend {address}")
 
 
@@ -88,7 +88,7 @@ def _services_table(api: Api) -> str:
     for s in api.call("GET", "/services")["data"]:
         live = sum(1 for b in s["backends"] if b["enabled"] and b["weight"] > 0)
         ports = ",".join(str(p) for p in s["ports"])
-        rows.append(f"{s['name']:<20} {s['address']}:{ports}/{s['protocol']:<5} {s['scheduler']:<5} {s['forwarding']:<4} {live}/{len(s['backends'])} backends{'' if s['enabled'] else '  (disabled)'}")
+        rows.append(f"{s['name']:<20} {s['address']}:{ports}/{s['protocol']:<5} {s['scheduler']:<5} " f"{s['forwarding']:<4} {live}/{len(s['backends'])} " f"backends{'' if s['enabled'] else '  (disabled)'}")
     return "\n".join(rows) or "no services"
 
 
@@ -175,7 +175,11 @@ def run(args: argparse.Namespace, api: Api) -> Any:
             changes = api.call("GET", "/changes")
             if not changes["has_changes"]:
                 return "no uncommitted changes"
-            lines = [f"{'!' if i['disruptive'] else ' '} {i['action']:<6} {i['kind']:<8} {i['target']}: {i['detail']}" for i in changes["plan"]["items"]]
+            lines = [
+                f"{'!' if i['disruptive'] else ' '} {i['action']:<6} {i['kind']:<8} {i['target']}: "
+                f"{i['detail']}"
+                for i in changes["plan"]["items"]
+            ]
             return "\n".join(lines + [f"  warning: {w}" for w in changes["plan"]["warnings"]])
         case "commit":
             return api.call("POST", "/revisions", {"message": args.message, "confirm_within": args.confirm_within})

@@ -61,7 +61,7 @@ def refuse_cross_site(request: Request) -> None:
     if origin is None:
         if fetch_site == "same-origin":
             return
-        raise Forbidden("a change made with the session cookie must carry an Origin header; scripts should use an API token (Authorization: Bearer)")
+        raise Forbidden("a change made with the session cookie must carry an Origin header; scripts should use " "an API token (Authorization: Bearer)")
     if _origin_of(origin) != _origin_of(str(request.base_url)):
         raise Forbidden(f"cross-site request refused: Origin {origin[:200]} is not this appliance ({request.base_url.scheme}://{request.base_url.netloc})")
 
@@ -124,14 +124,14 @@ ActorDep = Annotated[audit.Actor, Depends(get_actor)]
 
 
 def get_app_settings(request: Request) -> Settings:
-    return request.app.state.settings  # type: ignore[no-any-return]
+    return request.app.state.settings
 
 
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
 
 
 def get_applier(request: Request) -> Applier:
-    return request.app.state.applier  # type: ignore[no-any-return]
+    return request.app.state.applier
 
 
 ApplierDep = Annotated[Applier, Depends(get_applier)]

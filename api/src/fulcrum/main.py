@@ -12,6 +12,8 @@ from fastapi import Depends, FastAPI
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+from starlette.types import Scope
 
 from fulcrum import __version__, migrate, openapi
 from fulcrum.db import begin_write, make_engine, make_sessionmaker, protect_database_file, unit_of_work
@@ -107,7 +109,7 @@ class DashboardFiles(StaticFiles):
     """The built dashboard; any other path outside the API is one of its routes: serve index.html
     so that reloading or bookmarking /services/3 works."""
 
-    async def get_response(self, path: str, scope):  # type: ignore[no-untyped-def]
+    async def get_response(self, path: str, scope: Scope) -> Response:
         try:
             return await super().get_response(path, scope)
         except StarletteHTTPException as exc:

@@ -34,8 +34,8 @@ def error(description: str) -> dict[str, Any]:
 
 
 # On the routers of shared configuration (fulcrum.ha.guard.require_writer).
-STANDBY_REFUSAL = {409: error("A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists")}
-NOT_FOUND = {404: error("No such object")}
+STANDBY_REFUSAL: dict[int | str, dict[str, Any]] = {409: error("A change on the standby node of an HA pair (code standby_read_only), or one that " "conflicts with what exists")}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: error("No such object")}
 
 _BY_TRAIT: dict[str, dict[str, str]] = {
     "security": {
@@ -55,9 +55,10 @@ def install(app: FastAPI) -> None:
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             _document_errors(generate())  # FastAPI caches the document; this completes it once
-        return app.openapi_schema  # type: ignore[return-value]
+        assert app.openapi_schema is not None  # generate() stored it
+        return app.openapi_schema
 
-    app.openapi = openapi  # type: ignore[method-assign]
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to extend the schema
     allowed: list[tuple[re.Pattern[str], str]] = []
 
     @app.exception_handler(405)

@@ -395,7 +395,7 @@ class ApplyEngine:
         def undo(what: str, action: Callable[[], object]) -> None:
             try:
                 outcome = action()
-            except Exception as error:  # report every undo that failed, and carry on with the rest
+            except Exception as error:  # noqa: BLE001  (report every undo that failed, and carry on with the rest)
                 problems.append(f"{what}: {_describe(error)}")
             else:
                 done.append(outcome if isinstance(outcome, str) else what)

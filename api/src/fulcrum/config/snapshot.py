@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import json
-from typing import Annotated, Literal, Self
+from typing import Annotated, Final, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, model_validator
 
@@ -43,7 +43,7 @@ from fulcrum.config.types import (
     Weight,
 )
 
-SNAPSHOT_FORMAT = 1
+SNAPSHOT_FORMAT: Final = 1
 
 # Checks that open a TCP connection; they make no sense against a UDP-only port.
 TCP_BASED_CHECKS = {CheckType.TCP, CheckType.HTTP, CheckType.HTTPS, CheckType.SMTP}
@@ -219,7 +219,8 @@ class Service(Strict):
     def _check_member(self, address: IPAddress, port: int | None, where: str) -> None:
         if address.version != self.family:
             raise ValueError(
-                f"{where}.address: {address} is IPv{address.version} but the service address is IPv{self.family}"
+                f"{where}.address: {address} is IPv{address.version} but the service address is "
+                f"IPv{self.family}"
             )
         if self.is_fwmark and port is not None:
             raise ValueError(
@@ -364,13 +365,13 @@ class ConfigSnapshot(Strict):
                 raise ValueError(f"{where}.name: VIP group name {group.name!r} is used twice")
             group_names.add(group.name)
             family = ipaddress.ip_interface(group.addresses[0]).version
-            key = (family, group.virtual_router_id)
-            if key in vrids:
+            vrid = (family, group.virtual_router_id)
+            if vrid in vrids:
                 raise ValueError(
                     f"{where}.virtual_router_id: VRID {group.virtual_router_id} is already used by "
-                    f"VIP group {vrids[key]!r}; a VRID can be used once per address family"
+                    f"VIP group {vrids[vrid]!r}; a VRID can be used once per address family"
                 )
-            vrids[key] = group.name
+            vrids[vrid] = group.name
             peer = self.node.peer_address
             if peer is not None and family != peer.version:
                 # keepalived sends a group's adverts in the family of its addresses, to its peer.

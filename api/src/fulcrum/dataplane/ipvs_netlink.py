@@ -15,7 +15,6 @@ import os
 import socket
 import struct
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 NETLINK_GENERIC = 16

@@ -27,7 +27,7 @@ from fulcrum.render import balanced_services
 
 PROC_IPVS = Path("/proc/net/ip_vs")
 
-_FAMILY_TO_AF = {4: socket.AF_INET, 6: socket.AF_INET6}
+_FAMILY_TO_AF: dict[int, int] = {4: socket.AF_INET, 6: socket.AF_INET6}
 _AF_TO_FAMILY = {af: family for family, af in _FAMILY_TO_AF.items()}
 _PROTOCOLS = {"tcp": socket.IPPROTO_TCP, "udp": socket.IPPROTO_UDP, "sctp": socket.IPPROTO_SCTP}
 _PROTOCOL_NAMES = {number: name for name, number in _PROTOCOLS.items()}

@@ -11,6 +11,7 @@ that has it. Needs CAP_NET_RAW: it runs in the privileged apply helper (or the i
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import random
 import select
@@ -65,8 +66,9 @@ def probe(target: ProbeTarget, timeout: float = 1.0) -> Verdict:
         return Verdict.NOT_ON_LINK
     if target.method == ProbeMethod.IPIP and target.backend.version != 4:
         raise ValueError("IPIP probes are IPv4 only")
-    source_port = random.randint(32768, 60999)
-    ident = random.randint(1, 0xFFFF)
+    # Only tell this probe's answer from others': nothing here needs to be unpredictable.
+    source_port = random.randint(32768, 60999)  # noqa: S311
+    ident = random.randint(1, 0xFFFF)  # noqa: S311
     packet = (
         tcp_syn(source, target.vip, source_port, target.port, ttl=1)
         if target.tcp and target.port is not None
@@ -237,11 +239,8 @@ def _neighbour(oif: int, backend: IPAddress, wait: float = 1.0) -> bytes | None:
 def _nudge(backend: IPAddress) -> None:
     """Send one datagram to the discard port so the kernel resolves the backend's address."""
     family = socket.AF_INET if backend.version == 4 else socket.AF_INET6
-    with socket.socket(family, socket.SOCK_DGRAM) as udp:
-        try:
-            udp.sendto(b"", (str(backend), 9))
-        except OSError:
-            pass
+    with socket.socket(family, socket.SOCK_DGRAM) as udp, contextlib.suppress(OSError):
+        udp.sendto(b"", (str(backend), 9))
 
 
 def _ifname(index: int) -> str:

@@ -55,4 +55,4 @@ class SignPeerResponses:
             await send(start)
             await send({"type": "http.response.body", "body": body})
 
-        await self.app(scope, receive, send=buffered)
+        await self.app(scope, receive, buffered)

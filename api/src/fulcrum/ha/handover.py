@@ -114,7 +114,7 @@ def make_active(runtime: HaRuntime, actor: audit.Actor) -> MakeActiveResult:
     with runtime.session_scope() as session:
         audit.record(session, actor, "ha.make_active", peer_name, {"took_over": took_over, "ms": elapsed}, success=took_over)
     if not took_over:
-        raise HandoverTimeout(f"this node was not MASTER of every group {HANDOVER_DEADLINE:g} s after {peer_name} stepped down; {cleared}")
+        raise HandoverTimeout(f"this node was not MASTER of every group {HANDOVER_DEADLINE:g} s after {peer_name} " f"stepped down; {cleared}")
     return MakeActiveResult(handover_ms=elapsed, message=f"this node is MASTER of every group; {cleared}")
 
 
@@ -213,7 +213,7 @@ def _active_after(peer: PeerStatus | None, peer_name: str, runtime: HaRuntime, l
 def drill(runtime: HaRuntime, actor: audit.Actor) -> DrillResult:
     """From the active node: probe the VIPs, step down, time the peer's takeover, come back as
     BACKUP. Every number is measured; what could not be measured is None and said so."""
-    peer, peer_name, role, groups = _peer_and_client(runtime)
+    peer, peer_name, role, _groups = _peer_and_client(runtime)
     local_name = _local_name(runtime)
     if role != "active":
         raise Conflict(f"a drill starts on the active node; this node is {role}")
@@ -251,9 +251,9 @@ def drill(runtime: HaRuntime, actor: audit.Actor) -> DrillResult:
     peer_connections = after.connections if after else (final.connections if final else None)
     notes = [PROBE_CAVEAT if targets else "no enabled TCP service with an enabled backend: nothing to probe"]
     if handover_ms is None:
-        notes.insert(0, f"{peer_name} did not report MASTER of every group within {HANDOVER_DEADLINE:g} s; maintenance was cleared here")
+        notes.insert(0, f"{peer_name} did not report MASTER of every group within {HANDOVER_DEADLINE:g} s; " "maintenance was cleared here")
     if handback_ms is None:
-        notes.insert(0, f"this node did not report BACKUP or MASTER for every group within {HANDOVER_DEADLINE:g} s of leaving maintenance")
+        notes.insert(0, f"this node did not report BACKUP or MASTER for every group within {HANDOVER_DEADLINE:g} " "s of leaving maintenance")
     if probe.failures:
         notes.append("first failures: " + "; ".join(probe.failures[:3]))
     result = DrillResult(

@@ -57,7 +57,7 @@ def history(session: Session, limit: int = HISTORY_LENGTH) -> list[str]:
         select(Revision.lineage).where(Revision.state.in_(HEAD_STATES), Revision.lineage.is_not(None)).order_by(Revision.number.desc())
     )
     for lineage in rows:
-        if lineage not in ids:
+        if lineage is not None and lineage not in ids:
             ids.append(lineage)
             if len(ids) == limit:
                 break

@@ -67,7 +67,7 @@ def pair_with(runtime: HaRuntime, actor: audit.Actor, request: PairRequest) -> P
     except OSError as error:
         raise _invalid("peer_url", f"no route to {peer_url}: {error.strerror or error}") from None
     if local_url.startswith("https://") and runtime.served_certificate is None:
-        raise _invalid("local_url", "this node does not know the certificate it serves (FULCRUM_TLS_CERTFILE), so the peer could not pin it")
+        raise _invalid("local_url", "this node does not know the certificate it serves (FULCRUM_TLS_CERTFILE), so the peer " "could not pin it")
     key = pairing.code_key(request.code)
     # Any certificate is accepted here, and recorded: the offer names it under the code's MAC, and
     # the peer refuses unless it is the one it serves. From then on only that one is accepted.
@@ -134,8 +134,10 @@ def answer_offer(session: Session, runtime: HaRuntime, offer: wire.Offer, source
     # The offer proved the code; these refusals leave it valid for a corrected try.
     if offer.peer_certificate != runtime.served_certificate:
         raise Conflict(
-            f"{offer.node} sees certificate SHA-256 {offer.peer_certificate or 'none (plain HTTP)'} here, but this node serves "
-            f"{runtime.served_certificate or 'none (FULCRUM_TLS_CERTFILE is not set)'}: something between the nodes terminates TLS, or this node's setting is wrong"
+            f"{offer.node} sees certificate SHA-256 {offer.peer_certificate or 'none (plain HTTP)'} here, "
+            "but this node serves "
+            f"{runtime.served_certificate or 'none (FULCRUM_TLS_CERTFILE is not set)'}: something between "
+            "the nodes terminates TLS, or this node's setting is wrong"
         )
     if offer.url.startswith("https://") and offer.certificate is None:
         raise Conflict(f"{offer.node} offers an HTTPS address but no certificate to pin")
@@ -215,7 +217,8 @@ def peer_certificate_renewed(session: Session, runtime: HaRuntime, actor: audit.
     audit.record(session, actor, "ha.peer_certificate", current.peer_name, {"certificate": certificate})
     events.emit(
         runtime.telemetry, "ha.peer_certificate", Severity.INFO,
-        f"{current.peer_name} serves a renewed certificate (SHA-256 {certificate}): pinned", {"peer": current.peer_name, "certificate": certificate},
+        f"{current.peer_name} serves a renewed certificate (SHA-256 {certificate}): pinned",
+        {"peer": current.peer_name, "certificate": certificate},
         session=session,
     )  # fmt: skip
     runtime.wake()

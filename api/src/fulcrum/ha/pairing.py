@@ -190,7 +190,7 @@ def live_code_key(session: Session, source: str, now: datetime | None = None) ->
     if row.failures >= MAX_FAILURES:
         raise PairingRefused(f"the pairing code was burnt after {MAX_FAILURES} wrong tries; create a new one")
     if row.failures_by_source.get(source, 0) >= FAILURES_PER_SOURCE:
-        raise SourceLimited(f"{FAILURES_PER_SOURCE} wrong pairing codes came from {source}: no more tries from there for this code; create a new one")
+        raise SourceLimited(f"{FAILURES_PER_SOURCE} wrong pairing codes came from {source}: no more tries from there " "for this code; create a new one")
     return bytes.fromhex(row.code_hash)
 
 

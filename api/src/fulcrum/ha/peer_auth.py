@@ -89,7 +89,7 @@ def verify_request(
     now = clock.now() if now is None else now
     skew = abs(now - int(signed.timestamp))
     if skew > CLOCK_SKEW:
-        raise PeerAuthError(f"clocks differ by {skew:.0f} s: the request's timestamp against this node's clock (at most {CLOCK_SKEW} s); check both clocks (NTP)")
+        raise PeerAuthError(f"clocks differ by {skew:.0f} s: the request's timestamp against this node's clock (at " f"most {CLOCK_SKEW} s); check both clocks (NTP)")
     if len(signed.nonce) != 32:
         raise PeerAuthError("X-Fulcrum-Nonce must be 16 bytes in hex")
     expected = request_signature(key, method, path, signed.timestamp, signed.nonce, signed.node, body)

@@ -96,8 +96,10 @@ class PeerClient:
             refused = tls.not_pinned(error)
             if refused is not None:
                 raise PeerUntrusted(
-                    f"the peer at {self.url} presented a certificate with SHA-256 {refused.presented}, not the pinned "
-                    f"{refused.pinned}: refused, nothing sent (a renewed certificate is announced by the peer itself)",
+                    f"the peer at {self.url} presented a certificate with SHA-256 {refused.presented}, not "
+                    "the pinned "
+                    f"{refused.pinned}: refused, nothing sent (a renewed certificate is announced by the "
+                    "peer itself)",
                     refused.presented,
                 ) from None
             raise PeerUnreachable(f"the peer at {self.url} is not reachable: {error}") from error
@@ -119,7 +121,7 @@ class PeerClient:
         if not self.url.startswith("https://"):
             return True  # plain HTTP: no TLS to configure
         if self.pin is None:
-            raise PeerUntrusted(f"no certificate is pinned for the peer at {self.url} (paired before certificates were pinned): unpair and pair again", None)
+            raise PeerUntrusted(f"no certificate is pinned for the peer at {self.url} (paired before certificates were " "pinned): unpair and pair again", None)
         return tls.peer_context(self.pin)
 
 

@@ -156,8 +156,10 @@ def accept(session: Session, runtime: HaRuntime, applier: Applier, push: ConfigP
         return ConfigReply(result="peer_ahead", revision=mine.revision if mine else None, state=head.state if head else None, shared_hash=mine.shared_hash if mine else None)
     if seen_from_here == "conflict" and not push.force:
         message = (
-            f"configuration conflict with {push.origin_node}: both nodes changed the shared configuration since they "
-            f"last agreed (here revision {mine.revision if mine else '-'}, there revision {push.origin_revision}); "
+            f"configuration conflict with {push.origin_node}: both nodes changed the shared configuration "
+            "since they "
+            f"last agreed (here revision {mine.revision if mine else '-'}, there revision "
+            f"{push.origin_revision}); "
             "nothing was overwritten; choose the winner (POST /api/v1/ha/resolve)"
         )
         runtime.record_conflict(mine.lineage if mine else "", push.lineage, message, session=session)
@@ -178,8 +180,10 @@ def accept(session: Session, runtime: HaRuntime, applier: Applier, push: ConfigP
     apply_users(session, actor, push.users)
     events.emit(
         runtime.telemetry, "ha.sync", Severity.INFO,
-        f"revision {push.origin_revision} of {push.origin_node} applied here as revision {revision.number} ({revision.state})",
-        {"peer": push.origin_node, "peer_revision": push.origin_revision, "revision": revision.number, "forced": push.force},
+        f"revision {push.origin_revision} of {push.origin_node} applied here as revision {revision.number} "
+        f"({revision.state})",
+        {"peer": push.origin_node, "peer_revision": push.origin_revision, "revision": revision.number,
+         "forced": push.force},
         session=session,
     )  # fmt: skip
     return ConfigReply(result="forced" if push.force else "fast_forward", revision=revision.number, state=revision.state, shared_hash=revision.shared_hash)

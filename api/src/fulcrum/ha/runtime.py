@@ -133,8 +133,10 @@ class HaRuntime:
         detail = {"peer": name, "offset": round(offset, 3), "limit": CLOCK_SKEW}
         if raise_alarm:
             events.emit(
-                self.telemetry, "ha.clock_skew", Severity.CRITICAL if abs(offset) > CLOCK_SKEW else Severity.WARNING,
-                f"clocks differ by {abs(offset):.0f} s: {name}'s is {'ahead' if offset > 0 else 'behind'}; peer requests are refused beyond {CLOCK_SKEW} s (check time sync on both nodes)",
+                self.telemetry, "ha.clock_skew",
+                Severity.CRITICAL if abs(offset) > CLOCK_SKEW else Severity.WARNING,
+                f"clocks differ by {abs(offset):.0f} s: {name}'s is {'ahead' if offset > 0 else 'behind'}; "
+                f"peer requests are refused beyond {CLOCK_SKEW} s (check time sync on both nodes)",
                 detail,
             )  # fmt: skip
         elif clear_alarm:
@@ -158,7 +160,8 @@ class HaRuntime:
                 self.peer.untrusted_certificate = presented_certificate
         if newly_untrusted:
             events.emit(
-                self.telemetry, "ha.peer_untrusted", Severity.CRITICAL, f"peer {name} is not trusted: {problem}",
+                self.telemetry, "ha.peer_untrusted", Severity.CRITICAL,
+                f"peer {name} is not trusted: {problem}",
                 {"problem": problem, "presented_certificate": presented_certificate},
             )  # fmt: skip
         elif was is not False:

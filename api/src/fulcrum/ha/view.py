@@ -68,6 +68,7 @@ def local_view(session: Session, runtime: HaRuntime) -> LocalView:
     running: ConfigSnapshot | None = revisions.snapshot_of(revisions.running(session))
     saved = get_node(session)
     node = running.node if running else saved
+    # Never None: Settings fills the default in after validation.
     maintenance = local.in_maintenance(runtime.settings.maintenance_file)  # type: ignore[arg-type]
     reported = local.reported_states(session, running)
     dataplane = vrrp_view(runtime) if running and running.vip_groups else None
@@ -88,7 +89,12 @@ def local_view(session: Session, runtime: HaRuntime) -> LocalView:
 
 
 def _groups(view: LocalView) -> list[GroupState]:
-    return [GroupState(name=g.name, state=g.state, since=g.since, vips_held=list(g.vips_held)) for g in view.groups]  # type: ignore[arg-type]
+    # LocalView keeps it as a str; the model checks the literal.
+    # LocalView keeps the state as a str; the model checks the literal.
+    return [
+        GroupState(name=g.name, state=g.state, since=g.since, vips_held=list(g.vips_held))  # type: ignore[arg-type]
+        for g in view.groups
+    ]
 
 
 def active_node(view: LocalView, peer: HaPeer | None, split_brain_confirmed: bool) -> ActiveNode:
@@ -120,7 +126,7 @@ def peer_status(session: Session, runtime: HaRuntime) -> PeerStatus:
     return PeerStatus(
         name=view.name,
         priority=view.running_node.priority,
-        role=view.role,  # type: ignore[arg-type]
+        role=view.role,  # type: ignore[arg-type]  # kept as str in LocalView; the model checks the literal
         groups=_groups(view),
         maintenance=view.maintenance,
         writer=view.writer,
@@ -128,6 +134,7 @@ def peer_status(session: Session, runtime: HaRuntime) -> PeerStatus:
         history=view.history,
         users_hash=replication.users_hash(replication.users_payload(session)),
         connections=local.connections(runtime.telemetry.latest),
+        # LocalView keeps it as a str; the model checks the literal.
         conn_sync_daemon=_daemon(view),  # type: ignore[arg-type]
         transitions=[Transition.model_validate(t) for t in local.transitions(session, view.name)],
         time=utcnow(),
@@ -169,6 +176,7 @@ def ha_status(session: Session, runtime: HaRuntime) -> HaStatus:
         return HaStatus(
             node=HaNode(
                 name=view.name,
+                # LocalView keeps it as a str; the model checks the literal.
                 role=view.role,  # type: ignore[arg-type]
                 groups=_groups(view),
                 maintenance=view.maintenance,
@@ -181,6 +189,7 @@ def ha_status(session: Session, runtime: HaRuntime) -> HaStatus:
             peer=peer,
             active=active_node(view, peer, split.active),
             sync=HaSync(
+                # LocalView keeps it as a str; the model checks the literal.
                 state=sync_state,  # type: ignore[arg-type]
                 local_revision=view.head.revision if view.head else None,
                 local_hash=view.head.shared_hash if view.head else None,
@@ -192,6 +201,7 @@ def ha_status(session: Session, runtime: HaRuntime) -> HaStatus:
             conn_sync=ConnSync(
                 enabled=view.running_node.sync_interface is not None,
                 interface=view.running_node.sync_interface,
+                # LocalView keeps it as a str; the model checks the literal.
                 local_daemon=_daemon(view),  # type: ignore[arg-type]
                 local_connections=local.connections(runtime.telemetry.latest),
                 peer_connections=peer_state.connections if peer_state else None,

@@ -35,17 +35,19 @@ def keep_local_state(runtime: HaRuntime, view: LocalView, now: float | None = No
         if runtime.disagrees_long(group.name, group.state not in (told, "UNKNOWN"), now):
             runtime.telemetry.record(
                 "vrrp_state", Severity.CRITICAL if group.state == "FAULT" else Severity.INFO,
-                f"VRRP instance {instance_name_of(group.name)} is {group.state} (was {told}): read from the data plane, "
-                "keepalived's notification did not arrive",
-                detail={"scope": "INSTANCE", "name": instance_name_of(group.name), "state": group.state, "priority": None,
-                        "previous": told, "source": "dataplane", "vips_held": list(group.vips_held)},
+                f"VRRP instance {instance_name_of(group.name)} is {group.state} (was {told}): read from the "
+                "data plane, keepalived's notification did not arrive",
+                detail={"scope": "INSTANCE", "name": instance_name_of(group.name), "state": group.state,
+                        "priority": None, "previous": told, "source": "dataplane",
+                        "vips_held": list(group.vips_held)},
             )  # fmt: skip
             runtime.disagrees_long(group.name, False)
     change = runtime.role_unknown(view.pairing is not None and view.role == "unknown" and bool(view.groups), now)
     if change == "raise":
         states = ", ".join(f"{g.name} {g.state}" for g in view.groups)
         events.emit(runtime.telemetry, "ha.role_unknown", Severity.CRITICAL,
-                    f"the role of this node cannot be read ({states}): neither the data plane nor keepalived tells it",
+                    f"the role of this node cannot be read ({states}): neither the data plane nor keepalived "
+                    "tells it",
                     {"groups": {g.name: g.state for g in view.groups}})  # fmt: skip
     elif change == "clear":
         events.emit(runtime.telemetry, "ha.role_known", Severity.INFO, f"the role of this node is known again: {view.role}", {"role": view.role})
@@ -86,9 +88,11 @@ def poll(runtime: HaRuntime) -> tuple[LocalView, PeerStatus | None] | None:
 def tick(runtime: HaRuntime) -> None:
     membership.announce_certificate(runtime)  # first: the peer cannot reach a renewed certificate before it
     polled = poll(runtime)
-    if polled is None or polled[1] is None:
+    if polled is None:
         return
     view, peer = polled
+    if peer is None:
+        return
     guard_split_brain(runtime, view, peer)
     with runtime.session_scope() as session:
         view = local_view(session, runtime)  # the writer flag may have changed with the peer's answer
@@ -115,7 +119,8 @@ def tick(runtime: HaRuntime) -> None:
     else:
         assert view.head is not None and peer.head is not None
         message = (
-            f"configuration conflict with {peer.name}: both nodes changed the shared configuration since they last "
+            f"configuration conflict with {peer.name}: both nodes changed the shared configuration since "
+            "they last "
             f"agreed (here revision {view.head.revision}, there revision {peer_revision}); choose the winner"
         )
         runtime.record_conflict(view.head.lineage, peer.head.lineage, message)  # the event first: the status then implies it
@@ -140,7 +145,8 @@ def guard_split_brain(runtime: HaRuntime, view: LocalView, peer: PeerStatus, now
             split.start_hold(now)
             events.emit(
                 runtime.telemetry, "ha.maintenance", Severity.WARNING,
-                f"maintenance on: stepping down for at least {split.hold:.0f} s to end the split brain ({peer.name} has precedence)",
+                f"maintenance on: stepping down for at least {split.hold:.0f} s to end the split brain "
+                f"({peer.name} has precedence)",
                 {"enabled": True, "reason": "split_brain"},
             )  # fmt: skip
     peer_master_of_all = bool(theirs) and all(state == "MASTER" for state in theirs.values())

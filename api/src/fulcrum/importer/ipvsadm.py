@@ -60,7 +60,7 @@ def map_ipvsadm(text: str, report: Report) -> tuple[ImportDraft, list[str]]:
         origin = Origin(MAIN, number, line)
         if not line or line.startswith("#"):
             continue
-        if line in _SHELL or line.startswith(("echo ", "#!")) or line.endswith("| ipvsadm -R") and line.startswith(('"', "'")):
+        if line in _SHELL or line.startswith(("echo ", "#!")) or (line.endswith("| ipvsadm -R") and line.startswith(('"', "'"))):
             report.imported(origin, "shell wrapper of ipvsadm -R input; the rules inside are read")
             continue
         words = line.split()
@@ -158,7 +158,7 @@ def _service(command: str, key: tuple[str, str, int], options: dict[str, str | N
     protocol, address, port = key
     if command == "-A":
         if key in services:
-            raise _RuleError(f"the service {address}:{port}/{protocol} was added already at line {services[key].origin.line}")
+            raise _RuleError(f"the service {address}:{port}/{protocol} was added already at line " f"{services[key].origin.line}")
         name = service_name(address, port, protocol)
         services[key] = _Service(origin, {
             "name": name, "address": address, "ports": [port], "protocol": protocol,
@@ -239,7 +239,7 @@ def _server(command: str, key: tuple[str, str, int], options: dict[str, str | No
                          f"{service.forwarding.upper()} like its first server")
     if server_port is not None and server_port != port:
         if (service.forwarding or "dr") in ("dr", "tun"):
-            notes.append(f"port {server_port} dropped: {(service.forwarding or 'dr').upper()} forwarding keeps the service port")
+            notes.append(f"port {server_port} dropped: {(service.forwarding or 'dr').upper()} forwarding keeps the " "service port")
         else:
             backend["port"] = server_port
     service.servers[server_key] = backend

@@ -95,8 +95,8 @@ class _Mapper:
             elif d.keyword.startswith("$"):
                 self.skip(d, "parameter substitution ($NAME) is not imported; substitute the values first")
             elif d.keyword in ("SSL", "ssl"):
-                self.skip(d, "SSL client certificate options: Fulcrum's https check presents no certificate, "
-                          "and keepalived's SSL_GET does not verify the server's, so there is nothing to carry over")
+                self.skip(d, "SSL client certificate options: Fulcrum's https check presents no certificate, and "
+                          "keepalived's SSL_GET does not verify the server's, so there is nothing to carry over")
             elif d.keyword in ("static_ipaddress", "static_routes", "static_rules", "virtual_routes", "virtual_rules"):
                 self.skip(d, f"{d.keyword}: Fulcrum manages the appliance's addresses and routes itself")
             else:
@@ -375,7 +375,7 @@ class _Mapper:
                 else:
                     self.done(item, "a reply is required")
             elif key in ("verify_cert", "ca", "certificate", "key", "password", "ssl_options") and kind == "https":
-                self.skip(item, "certificate options: keepalived's SSL_GET cannot verify certificates, so Fulcrum does not pretend to")
+                self.skip(item, "certificate options: keepalived's SSL_GET cannot verify certificates, so Fulcrum does " "not pretend to")
             elif key in SCRIPT_KEYWORDS:
                 self.script(item)
             else:
@@ -396,18 +396,18 @@ class _Mapper:
 
     def check_timers(self, check: dict[str, Any], values: dict[str, Any]) -> None:
         fields = {
-            "delay_loop": ("interval", 0.1, 3600.0),
-            "connect_timeout": ("timeout", 0.1, 60.0),
-            "delay_before_retry": ("retry_delay", 0.1, 3600.0),
-            "retry": ("retries", 0, 10),
-            "nb_get_retry": ("retries", 0, 10),
+            "delay_loop": ("interval", float, 0.1, 3600.0),
+            "connect_timeout": ("timeout", float, 0.1, 60.0),
+            "delay_before_retry": ("retry_delay", float, 0.1, 3600.0),
+            "retry": ("retries", int, 0, 10),
+            "nb_get_retry": ("retries", int, 0, 10),
         }
-        for key, (field, low, high) in fields.items():
+        for key, (field, kind, low, high) in fields.items():
             if key not in values:
                 continue
             item, text = values[key]
             try:
-                number = float(text) if isinstance(low, float) else int(text)
+                number = kind(text)
             except ValueError:
                 self.skip(item, f"{key} {text!r} is not a number")
                 continue

@@ -143,7 +143,8 @@ def _block(
             statement.block, index = _block(reader, tokens, index + 1, name, depth + 1, stack)
             if index >= len(tokens):
                 raise ImportRejected(
-                    "text", f"{name} line {statement.origin.line}: the block of {statement.keyword!r} is never closed"
+                    "text", f"{name} line {statement.origin.line}: the block of {statement.keyword!r} "
+                    "is never closed"
                 )
             directives.append(statement)
             words, origin = [], None
@@ -180,7 +181,8 @@ def _complete(reader: _Reader, statement: Directive, stack: tuple[str, ...]) -> 
     if not matches:
         reader.report.skipped(
             statement.origin,
-            f"no uploaded file matches {statement.args[0]!r}; includes are read only from the files uploaded with the import",
+            f"no uploaded file matches {statement.args[0]!r}; includes are read only from the files uploaded "
+            "with the import",
         )
         return []
     reader.report.imported(statement.origin, "included " + ", ".join(matches))

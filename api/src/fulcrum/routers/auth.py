@@ -10,6 +10,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from fulcrum.db import SessionDep, writes_late
 from fulcrum.deps import SESSION_COOKIE, ActorDep, CurrentToken, CurrentUser, bearer, client_address, presented_token
 from fulcrum.ha.guard import Writer
+from fulcrum.models import AuthToken, User
 from fulcrum.openapi import STANDBY_REFUSAL, error
 from fulcrum.schemas.auth import LoginRequest, LoginResponse, Me, PasswordChange, SetupRequest, SetupStatus, UserRead
 from fulcrum.services import auth, users
@@ -17,7 +18,7 @@ from fulcrum.services import auth, users
 router = APIRouter(tags=["auth"])
 
 
-def _start_session(request: Request, response: Response, user, token, secret) -> LoginResponse:  # type: ignore[no-untyped-def]
+def _start_session(request: Request, response: Response, user: User, token: AuthToken, secret: str) -> LoginResponse:
     settings = request.app.state.settings
     response.set_cookie(
         SESSION_COOKIE,

@@ -19,7 +19,7 @@ router = APIRouter(prefix="/services/{service_id}/backends", tags=["backends"], 
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "No such service or backend"}}
 
 
-def read(row: Backend) -> BackendRead:  # type: ignore[valid-type]
+def read(row: Backend) -> BackendRead:
     return BackendRead.model_validate({**backend_spec(row).model_dump(), "id": row.id, "service_id": row.service_id})
 
 
@@ -30,12 +30,12 @@ def list_backends(service_id: RowId, session: SessionDep, _: Viewer) -> Backends
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, summary="Add a backend", responses=_NOT_FOUND)
-def add_backend(service_id: RowId, body: BackendCreate, session: SessionDep, _: Operator, actor: ActorDep) -> BackendRead:  # type: ignore[valid-type]
+def add_backend(service_id: RowId, body: BackendCreate, session: SessionDep, _: Operator, actor: ActorDep) -> BackendRead:
     return read(service_config.add_backend(session, actor, service_id, body))
 
 
 @router.get("/{backend_id}", summary="Show a backend", responses=_NOT_FOUND)
-def get_backend(service_id: RowId, backend_id: RowId, session: SessionDep, _: Viewer) -> BackendRead:  # type: ignore[valid-type]
+def get_backend(service_id: RowId, backend_id: RowId, session: SessionDep, _: Viewer) -> BackendRead:
     return read(service_config.get_backend(session, service_id, backend_id))
 
 
@@ -44,7 +44,7 @@ def get_backend(service_id: RowId, backend_id: RowId, session: SessionDep, _: Vi
     summary="Change a backend: weight 0 drains it, enabled=false takes it out for maintenance",
     responses=_NOT_FOUND,
 )
-def update_backend(service_id: RowId, backend_id: RowId, body: BackendUpdate, session: SessionDep, _: Operator, actor: ActorDep) -> BackendRead:  # type: ignore[valid-type]
+def update_backend(service_id: RowId, backend_id: RowId, body: BackendUpdate, session: SessionDep, _: Operator, actor: ActorDep) -> BackendRead:
     return read(service_config.update_backend(session, actor, service_id, backend_id, body))
 
 

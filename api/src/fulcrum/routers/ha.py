@@ -49,12 +49,12 @@ def list_groups(session: SessionDep, _: Viewer) -> VipGroupsList:
 
 
 @vip_groups.post("", status_code=status.HTTP_201_CREATED, summary="Create a VIP group")
-def create_group(body: VipGroupCreate, session: SessionDep, _: Admin, actor: ActorDep) -> VipGroupRead:  # type: ignore[valid-type]
+def create_group(body: VipGroupCreate, session: SessionDep, _: Admin, actor: ActorDep) -> VipGroupRead:
     return VipGroupRead.model_validate(ha_config.create_vip_group(session, actor, body))
 
 
 @vip_groups.patch("/{group_id}", summary="Change a VIP group")
-def update_group(group_id: RowId, body: VipGroupUpdate, session: SessionDep, _: Admin, actor: ActorDep) -> VipGroupRead:  # type: ignore[valid-type]
+def update_group(group_id: RowId, body: VipGroupUpdate, session: SessionDep, _: Admin, actor: ActorDep) -> VipGroupRead:
     return VipGroupRead.model_validate(ha_config.update_vip_group(session, actor, group_id, body))
 
 
@@ -74,7 +74,7 @@ def put_node(body: NodeSettings, session: SessionDep, _: Admin, actor: ActorDep)
 
 
 @node.patch("", summary="Change some of this node's settings (fields not sent are kept)")
-def patch_node(body: NodeSettingsUpdate, session: SessionDep, _: Admin, actor: ActorDep) -> NodeSettings:  # type: ignore[valid-type]
+def patch_node(body: NodeSettingsUpdate, session: SessionDep, _: Admin, actor: ActorDep) -> NodeSettings:
     return ha_config.update_node(session, actor, body)
 
 
@@ -96,7 +96,7 @@ _PEER_ERRORS: dict[int | str, dict[str, Any]] = {409: {"description": "Not paire
 
 
 def _runtime(request: Request) -> HaRuntime:
-    return request.app.state.ha  # type: ignore[no-any-return]
+    return request.app.state.ha
 
 
 def _release(session: Session) -> None:
@@ -118,7 +118,7 @@ def pairing_code(session: SessionDep, _: Admin, actor: ActorDep) -> PairingCode:
 
 @pair_router.post(
     "/pair",
-    summary="Pair with the node showing the code (on node A); this node's configuration then replaces the peer's",
+    summary="Pair with the node showing the code (on node A); this node's configuration then " "replaces the peer's",
     responses={**_PEER_ERRORS, 422: {"description": "The peer is unreachable or did not accept the code"}},
 )
 def pair(body: PairRequest, request: Request, session: SessionDep, _: Admin, actor: ActorDep) -> PairResult:

@@ -27,7 +27,7 @@ router = APIRouter(prefix="/peer", tags=["peer"], include_in_schema=False)
 
 
 def _runtime(request: Request) -> HaRuntime:
-    return request.app.state.ha  # type: ignore[no-any-return]
+    return request.app.state.ha
 
 
 async def _raw_body(request: Request) -> bytes:

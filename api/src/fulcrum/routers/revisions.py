@@ -23,10 +23,11 @@ from fulcrum.services import revisions
 router = APIRouter(tags=["revisions"])
 
 _APPLY_ERRORS: dict[int | str, dict[str, Any]] = {
-    409: {"description": "Nothing to commit, a confirmation is pending, applying failed and was rolled back, or this node is a standby (code standby_read_only)"},
+    409: {"description": "Nothing to commit, a confirmation is pending, applying failed and was rolled back, "
+                        "or this node is a standby (code standby_read_only)"},
     422: {"description": "keepalived or nft rejected the rendered configuration; nothing changed"},
 }
-_NOT_FOUND = {404: error("No such revision")}
+_NOT_FOUND: dict[int | str, dict[str, Any]] = {404: error("No such revision")}
 
 
 @router.get("/changes", summary="Uncommitted changes and what applying them would do")

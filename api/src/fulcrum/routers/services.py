@@ -19,7 +19,7 @@ router = APIRouter(prefix="/services", tags=["services"], responses=STANDBY_REFU
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "No such service"}}
 
 
-def read(row: Service) -> ServiceRead:  # type: ignore[valid-type]
+def read(row: Service) -> ServiceRead:
     spec = service_spec(row).model_dump()
     spec["backends"] = [{**b, "id": r.id, "service_id": row.id} for b, r in zip(spec["backends"], row.backends, strict=True)]
     return ServiceRead.model_validate({**spec, "id": row.id})
@@ -33,17 +33,17 @@ def list_services(session: SessionDep, _: Viewer, search: str | None = None) -> 
 
 # A service may arrive with its 10,000 backends in one body.
 @router.post("", status_code=status.HTTP_201_CREATED, summary="Create a service, optionally with backends", max_body_size=16 * MiB)
-def create_service(body: ServiceCreate, session: SessionDep, _: Operator, actor: ActorDep) -> ServiceRead:  # type: ignore[valid-type]
+def create_service(body: ServiceCreate, session: SessionDep, _: Operator, actor: ActorDep) -> ServiceRead:
     return read(service_config.create_service(session, actor, body))
 
 
 @router.get("/{service_id}", summary="Show a service", responses=_NOT_FOUND)
-def get_service(service_id: RowId, session: SessionDep, _: Viewer) -> ServiceRead:  # type: ignore[valid-type]
+def get_service(service_id: RowId, session: SessionDep, _: Viewer) -> ServiceRead:
     return read(service_config.get_service(session, service_id))
 
 
 @router.patch("/{service_id}", summary="Change a service's settings", responses=_NOT_FOUND)
-def update_service(service_id: RowId, body: ServiceUpdate, session: SessionDep, _: Operator, actor: ActorDep) -> ServiceRead:  # type: ignore[valid-type]
+def update_service(service_id: RowId, body: ServiceUpdate, session: SessionDep, _: Operator, actor: ActorDep) -> ServiceRead:
     return read(service_config.update_service(session, actor, service_id, body))
 
 

@@ -22,7 +22,7 @@ VipGroupRead = derived_model("VipGroupRead", snapshot.VipGroup, base=_ReadBase, 
 
 
 class VipGroupsList(BaseModel):
-    data: list[VipGroupRead]  # type: ignore[valid-type]
+    data: list[VipGroupRead]
     count: int
 
 

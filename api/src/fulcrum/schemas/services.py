@@ -17,7 +17,7 @@ ServiceCreate = derived_model(
     "ServiceCreate",
     snapshot.Service,
     exclude={"fwmark", "backends"},
-    backends=(list[BackendCreate], Field(default_factory=list, max_length=10_000)),  # type: ignore[valid-type]
+    backends=(list[BackendCreate], Field(default_factory=list, max_length=10_000)),
 )
 ServiceUpdate = derived_model("ServiceUpdate", snapshot.Service, exclude={"fwmark", "backends"}, optional=True)
 
@@ -33,15 +33,15 @@ ServiceRead = derived_model(
     exclude={"backends"},
     base=_ReadBase,
     id=(int, ...),
-    backends=(list[BackendRead], ...),  # type: ignore[valid-type]
+    backends=(list[BackendRead], ...),
 )
 
 
 class ServicesList(BaseModel):
-    data: list[ServiceRead]  # type: ignore[valid-type]
+    data: list[ServiceRead]
     count: int
 
 
 class BackendsList(BaseModel):
-    data: list[BackendRead]  # type: ignore[valid-type]
+    data: list[BackendRead]
     count: int

@@ -54,7 +54,8 @@ def set_console_access(session: Session, actor: audit.Actor, path: Path, change:
     if change.password is not None and not change.password_required:
         raise ConfigInvalid([{"loc": ["body", "password"], "msg": "a console password is set only with password_required: true", "type": "value_error"}])
     if change.password_required and change.password is None and not before.password_required:
-        raise ConfigInvalid([{"loc": ["body", "password"], "msg": "set a console password to turn protection on: the appliance's root account has none", "type": "missing"}])
+        raise ConfigInvalid([{"loc": ["body", "password"], "msg": "set a console password to turn protection on: "
+                                                              "the appliance's root account has none", "type": "missing"}])
     # Audited first: the entry is flushed with the request's transaction, and the file (which
     # the console reads at once) is the last step, so a refused change leaves the console as it was.
     audit.record(

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from fulcrum.config import snapshot as spec
-from fulcrum.importer import ImportResult, import_text
+from fulcrum.importer import ImportFormat, ImportResult, import_text
 from fulcrum.importer.draft import unique_name
 from fulcrum.schemas.imports import (
     ConflictPolicy,
@@ -64,11 +64,11 @@ def run_import(session: Session, actor: audit.Actor, request: ImportRequest, adm
             session, actor, "import.apply", result.format,
             {"objects": [o.model_dump(mode="json") for o in objects if o.action in (ImportAction.ADD, ImportAction.REPLACE)]},
         )
-    counts: dict[str, Any] = {outcome: 0 for outcome in ("imported", "changed", "not_imported")}
+    counts: dict[str, Any] = dict.fromkeys(("imported", "changed", "not_imported"), 0)
     for line in result.report:
         counts[line.outcome.value] += 1
     return ImportResponse(
-        format=result.format,
+        format=ImportFormat(result.format),
         mode=request.mode,
         applied=applied,
         objects=objects,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import cast
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
@@ -56,8 +57,10 @@ def _address_lockout(session: Session, address: str, now: datetime) -> Lockout:
             AddressLoginFailures.address == address, AddressLoginFailures.last_failed_at > now - FORGET_AFTER
         )
     ).one()
-    # func.max over a TypeDecorator column comes back naive: it is UTC.
-    return _lockout(failures or 0, last.replace(tzinfo=now.tzinfo) if last else None, now)
+    # MAX is NULL when no failure is recorded, though SQLAlchemy types it as the column; and over a
+    # TypeDecorator column it comes back naive: it is UTC.
+    latest = cast("datetime | None", last)
+    return _lockout(failures or 0, latest.replace(tzinfo=now.tzinfo) if latest else None, now)
 
 
 def check(session: Session, address: str, username: str) -> None:

@@ -158,7 +158,7 @@ def _vip_changes(before: ConfigSnapshot, after: ConfigSnapshot) -> list[PlanItem
         if previous is None or previous == group:
             continue
         if previous.virtual_router_id != group.virtual_router_id:
-            detail, disruptive = f"VRID {previous.virtual_router_id} → {group.virtual_router_id}: VRRP restarts and the VIPs may move", True
+            detail, disruptive = f"VRID {previous.virtual_router_id} → {group.virtual_router_id}: VRRP restarts and the " "VIPs may move", True
         else:
             detail, disruptive = "VRRP timing or preemption changes", False
         items.append(PlanItem(kind="vip_group", action=PlanAction.CHANGE, target=group.name, detail=detail, disruptive=disruptive))
@@ -188,7 +188,7 @@ def _node_changes(before: ConfigSnapshot, after: ConfigSnapshot) -> list[PlanIte
                 kind="node",
                 action=PlanAction.CHANGE,
                 target=after.node.name,
-                detail=f"connection sync interface {before.node.sync_interface or 'off'} → {after.node.sync_interface or 'off'}",
+                detail=f"connection sync interface {before.node.sync_interface or 'off'} → " f"{after.node.sync_interface or 'off'}",
             )
         )
     return items
@@ -250,7 +250,7 @@ def warnings(snapshot: ConfigSnapshot) -> list[str]:
         for address, what in [(snapshot.node.unicast_source, "this node's VRRP address"), (snapshot.node.peer_address, "the peer node's address")]
         if address is not None
     }
-    own.update({vip: "a VIP of this appliance" for vip in vips})
+    own.update(dict.fromkeys(vips, "a VIP of this appliance"))
     for s in snapshot.services:
         if not s.enabled:
             continue
@@ -261,10 +261,11 @@ def warnings(snapshot: ConfigSnapshot) -> list[str]:
             found.append(f"service {s.name}: every backend is drained (weight 0): it takes no new connections")
         weight = sum(b.weight for b in s.backends if b.enabled)
         if live and s.quorum > weight:
-            found.append(f"service {s.name}: quorum {s.quorum} exceeds the enabled weight {weight}; it acts as {weight}")
+            found.append(f"service {s.name}: quorum {s.quorum} exceeds the enabled weight {weight}; it acts as " f"{weight}")
         for b in s.backends:
             if b.address == s.address:
-                found.append(f"service {s.name}: backend {b.address} is the service's own address; it would balance to itself")
+                found.append(f"service {s.name}: backend {b.address} is the service's own address; "
+                           "it would balance to itself")
             elif b.address in own:
                 found.append(f"service {s.name}: backend {b.address} is {own[b.address]}, not a real server")
         if s.address not in vips:

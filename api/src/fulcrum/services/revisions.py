@@ -246,7 +246,7 @@ def revert_unconfirmed(session: Session, applier: Applier, now: datetime | None 
         return None
     previous = get_revision(session, waiting.previous) if waiting.previous is not None else None
     target = snapshot_of(previous) or ConfigSnapshot()
-    message = f"automatic rollback: revision {waiting.number} was not confirmed by {waiting.confirm_deadline:%Y-%m-%d %H:%M:%S} UTC"
+    message = f"automatic rollback: revision {waiting.number} was not confirmed by " f"{waiting.confirm_deadline:%Y-%m-%d %H:%M:%S} UTC"
     return commit(
         session, audit.SYSTEM, applier, message, None,
         snapshot=target, rollback_of=waiting.previous, supersedes=waiting,

@@ -125,7 +125,7 @@ class Telemetry:
         self._warning_events(stats.backend_warnings)
         samples = history_samples(snapshot)
         self.history.add(now.timestamp(), samples)
-        keep = {(s.name, None) for s in snapshot.services} | {(s.name, b.endpoint) for s in snapshot.services for b in s.backends}
+        keep: set[tuple[str, str | None]] = {(s.name, None) for s in snapshot.services} | {(s.name, b.endpoint) for s in snapshot.services for b in s.backends}
         self.history.forget_except(keep)
         self.latest = snapshot
         self.broadcaster.publish(Message("stats", snapshot.model_dump_json()))

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import datetime
 
-from fulcrum.config.snapshot import ConfigSnapshot, Service
+from fulcrum.config.snapshot import Backend, ConfigSnapshot, Service
 from fulcrum.dataplane.ipvs_table import Counters, IpvsTable, RealServer, ServiceKey, VirtualService, endpoint
 from fulcrum.dataplane.vip_guard import BackendWarning
 from fulcrum.schemas.telemetry import BackendIssue, BackendState, BackendStats, Rates, ServiceStats, StatsSnapshot
@@ -32,7 +33,7 @@ def summarize(
     ipvs_available: bool,
     detail: str,
     revision: int | None,
-    warnings: list[BackendWarning] = (),
+    warnings: Sequence[BackendWarning] = (),
 ) -> StatsSnapshot:
     """Join the running configuration with what the kernel holds (and the guardrail found). Pure."""
     issues: dict[tuple[str, str], list[BackendIssue]] = {}
@@ -62,7 +63,7 @@ def summarize(
     return StatsSnapshot(at=at, ipvs_available=ipvs_available, detail=detail, revision=revision, services=services)
 
 
-def _backend(service: Service, backend, kernel: VirtualService | None, available: bool) -> BackendStats:  # type: ignore[no-untyped-def]
+def _backend(service: Service, backend: Backend, kernel: VirtualService | None, available: bool) -> BackendStats:
     port = backend.port if backend.port is not None else (None if service.is_fwmark else service.ports[0])
     real = _real_server(kernel, str(backend.address), port or 0) if kernel else None
     if not backend.enabled:
@@ -94,7 +95,7 @@ def _real_server(kernel: VirtualService, address: str, port: int) -> RealServer 
 
 def history_samples(stats: StatsSnapshot) -> list[tuple[tuple[str, str | None], tuple[float, ...]]]:
     """The values history keeps, per service and per backend present in the kernel."""
-    samples = []
+    samples: list[tuple[tuple[str, str | None], tuple[float, ...]]] = []
     for service in stats.services:
         if service.counters is not None:
             samples.append(((service.name, None), tuple(float(getattr(service.counters, m)) for m in METRICS)))
