@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PYTHON := .venv/bin/python
 PYTEST := $(PYTHON) -m pytest -p no:cacheprovider
 
-.PHONY: help setup test test-host lint-imports test-fuzz fuzz test-kernel test-webui test-webui-lab demo
+.PHONY: help setup lint lint-python lint-imports lint-shell test test-host test-fuzz fuzz test-kernel test-webui test-webui-lab demo
 
 include webui/webui.mk
 include image/image.mk
@@ -13,9 +13,10 @@ include tests/bench/bench.mk
 help:
 	@echo "make demo         boots the IPVS VM with an HA pair, 3 backends and live traffic; the dashboards"
 	@echo "                  on http://127.0.0.1:8080 and :8081 (prints a generated admin password)"
-	@echo "make test         install what is missing, then run every test (host + kernel VM)"
-	@echo "make test-host    unit, renderer, apply-engine and API tests on this host (after lint-imports)"
-	@echo "make lint-imports the layer contract of api/src/fulcrum (import-linter, api/pyproject.toml)"
+	@echo "make test         install what is missing, then make lint and every test (host + kernel VM)"
+	@echo "make lint         ruff (lint, format), mypy, eslint, knip, shellcheck (the first step of make test)"
+	@echo "make test-host    unit, renderer, apply-engine and API tests on this host"
+	@echo "make lint-imports the layer contract of api/src/fulcrum (import-linter, api/pyproject.toml; part of make lint)"
 	@echo "make test-fuzz    schemathesis over every API operation, short budget (part of make test)"
 	@echo "make fuzz         the same with the full budget: 100 examples per operation (not in make test)"
 	@echo "make test-kernel  kernel tests: boots Debian's kernel with virtme-ng, real IPVS inside"
@@ -32,6 +33,7 @@ setup:
 	@scripts/setup-host
 
 test: setup
+	$(MAKE) lint
 	$(MAKE) test-host
 	$(MAKE) test-fuzz
 	$(MAKE) kernel-fragment-check
@@ -40,7 +42,19 @@ test: setup
 	$(MAKE) test-webui-lab
 	$(MAKE) test-image
 
-test-host: lint-imports
+# Static checks, fast (no server, no VM). Configuration: api/pyproject.toml ([tool.ruff], [tool.mypy]),
+# webui/eslint.config.js, webui/knip.json; the shell scripts are picked by scripts/lint-shell.
+lint: lint-python lint-imports webui-lint lint-shell
+
+lint-python:
+	.venv/bin/ruff check api
+	.venv/bin/ruff format --check api
+	cd api && ../.venv/bin/mypy
+
+lint-shell:
+	scripts/lint-shell
+
+test-host:
 	$(PYTEST) -q tests/unit tests/api
 
 # import-linter reads its contracts from the pyproject.toml of the directory it runs in.

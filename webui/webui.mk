@@ -4,7 +4,7 @@ WEBUI_PY := $(CURDIR)/.venv/bin/python
 # The OpenAPI schema dumped from the API package: no server needed, deterministic.
 WEBUI_DUMP_SCHEMA = $(WEBUI_PY) -c "import json; from fulcrum.main import create_app; print(json.dumps(create_app().openapi(), indent=2, sort_keys=True))"
 
-.PHONY: webui-setup webui-client webui-client-check webui-typecheck webui-build webui-test webui-e2e webui-all
+.PHONY: webui-setup webui-client webui-client-check webui-lint webui-typecheck webui-build webui-test webui-e2e webui-all
 
 # Not `npm ci`: the registry these machines reach lacks other platforms' optional packages (e.g.
 # @rollup/rollup-darwin-x64 answers 404), so the lock can never list them and `npm ci` refuses it.
@@ -23,6 +23,10 @@ webui-client-check:
 	(cd $(WEBUI) && FULCRUM_OPENAPI=$$tmp/openapi.json FULCRUM_CLIENT_OUT=$$tmp/client npx openapi-ts >/dev/null) && \
 	diff -u $(WEBUI)/openapi/openapi.json $$tmp/openapi.json && diff -ru $(WEBUI)/src/client $$tmp/client && \
 	echo "webui client is up to date" || { echo "webui client is stale: run 'make webui-client'"; exit 1; }
+
+# eslint (webui/eslint.config.js) and knip: unused files, exports and dependencies (webui/knip.json).
+webui-lint: webui-setup
+	cd $(WEBUI) && npx eslint . && npx knip
 
 webui-typecheck:
 	cd $(WEBUI) && npx tsc -b

@@ -20,7 +20,7 @@ async function shot(page: Page, name: string) {
 /** The time (ms) of the newest point of the `shop` service's 5-minute history, 0 if none. */
 async function shopNewestPoint(request: APIRequestContext): Promise<number> {
   const response = await request.get('/api/v1/stats/history?service=shop&range=5m');
-  const points: { t: string }[] = response.ok() ? (await response.json()).points : [];
+  const points = response.ok() ? ((await response.json()) as { points: { t: string }[] }).points : [];
   return points.length ? Date.parse(points[points.length - 1].t) : 0;
 }
 
@@ -28,8 +28,8 @@ async function shopNewestPoint(request: APIRequestContext): Promise<number> {
 async function shopConnections(request: APIRequestContext, base = ''): Promise<number | null> {
   const response = await request.get(`${base}/api/v1/stats/current`);
   if (!response.ok()) return null;
-  const body = await response.json();
-  const shop = body.services.find((s: { name: string }) => s.name === 'shop');
+  const body = (await response.json()) as { services: { name: string; counters?: { conns: number } }[] };
+  const shop = body.services.find((s) => s.name === 'shop');
   return shop?.counters?.conns ?? null;
 }
 

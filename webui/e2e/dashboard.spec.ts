@@ -283,7 +283,7 @@ test('console access: the admin requires a console password; a viewer sees it an
   await expect(card.getByText('Saved: the console now asks for the password.')).toBeVisible();
   await expect(card.getByText('Password required')).toBeVisible();
   await expect(card.getByLabel('New console password')).toHaveValue('');
-  const stored = await (await page.request.get('/api/v1/node/console')).json();
+  const stored = (await (await page.request.get('/api/v1/node/console')).json()) as { password_required: boolean };
   expect(stored.password_required).toBe(true);
   expect(JSON.stringify(stored)).not.toContain('console passphrase 1');
   await shoot(page, 'console-access', { phone: false });
@@ -457,7 +457,7 @@ test('VIP groups: add one, edit it; the edit is a pending change the plan shows'
   await expect(edit).toBeHidden();
   await expect(row).toContainText('192.0.2.100/24, 192.0.2.101/24');
   await expect(row).toContainText('yes');
-  const stored = await (await page.request.get('/api/v1/vip-groups')).json();
+  const stored = (await (await page.request.get('/api/v1/vip-groups')).json()) as { data: unknown[] };
   expect(stored.data).toEqual([expect.objectContaining({ name: 'front', addresses: ['192.0.2.100/24', '192.0.2.101/24'], preempt: true })]);
 
   // Not applied: the review lists both addresses the (edited) group brings.

@@ -49,7 +49,7 @@ async function stopPeer(): Promise<void> {
 
 /** The admin exists on a node (created here when this file runs on its own). */
 async function ensureAdmin(origin: string) {
-  const setup = await (await fetch(`${origin}/api/v1/setup`)).json();
+  const setup = (await (await fetch(`${origin}/api/v1/setup`)).json()) as { needs_setup: boolean };
   if (setup.needs_setup) {
     const created = await fetch(`${origin}/api/v1/setup`, {
       method: 'POST',
@@ -77,7 +77,7 @@ async function confirm(page: Page, title: string | RegExp, button: string) {
 async function tokenFor(origin: string): Promise<string> {
   const answer = await fetch(`${origin}/api/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(ADMIN) });
   expect(answer.status).toBe(200);
-  return (await answer.json()).token;
+  return ((await answer.json()) as { token: string }).token;
 }
 
 async function call(origin: string, method: string, path: string, body?: unknown): Promise<Response> {
@@ -98,9 +98,7 @@ test.beforeAll(async () => {
   await startPeer();
   await ensureAdmin(B);
   // B's own node settings: another name and a lower priority.
-  const token = (
-    await (await fetch(`${B}/api/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(ADMIN) })).json()
-  ).token;
+  const token = await tokenFor(B);
   const node = await fetch(`${B}/api/v1/node`, {
     method: 'PUT',
     headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
@@ -233,7 +231,7 @@ test('HA: saving this node’s settings keeps its VIP and tracked interfaces, an
   const saved = page.waitForResponse((r) => r.url().endsWith('/api/v1/node') && r.request().method() === 'PATCH');
   await page.getByRole('button', { name: 'Save node settings' }).click();
   expect((await saved).status()).toBe(200);
-  const node = await (await call(A, 'GET', '/node')).json();
+  const node: unknown = await (await call(A, 'GET', '/node')).json();
   expect(node).toMatchObject({ priority: 120, vip_interfaces: { front: 'eth1' }, track_interfaces: ['eth2'] });
 
   await page.getByRole('button', { name: 'Review & apply' }).click();

@@ -65,7 +65,7 @@ def _saved() -> dict[str, str]:
 def _find_service(api: Api, name: str) -> dict[str, Any]:
     for service in api.call("GET", "/services")["data"]:
         if service["name"] == name:
-            return service  # type: ignore[no-any-return]
+            return service
     raise CliError(f"no service named {name!r}")
 
 
@@ -73,7 +73,7 @@ def _find_backend(service: dict[str, Any], address: str) -> dict[str, Any]:
     host, _, port = address.rpartition(":") if address.count(":") == 1 else (address, "", "")
     for backend in service["backends"]:
         if backend["address"] == host and (not port or str(backend["port"] or service["ports"][0]) == port):
-            return backend  # type: ignore[no-any-return]
+            return backend
     raise CliError(f"service {service['name']} has no backend {address}")
 
 
@@ -88,7 +88,11 @@ def _services_table(api: Api) -> str:
     for s in api.call("GET", "/services")["data"]:
         live = sum(1 for b in s["backends"] if b["enabled"] and b["weight"] > 0)
         ports = ",".join(str(p) for p in s["ports"])
-        rows.append(f"{s['name']:<20} {s['address']}:{ports}/{s['protocol']:<5} {s['scheduler']:<5} {s['forwarding']:<4} {live}/{len(s['backends'])} backends{'' if s['enabled'] else '  (disabled)'}")
+        rows.append(
+            f"{s['name']:<20} {s['address']}:{ports}/{s['protocol']:<5} {s['scheduler']:<5} "
+            f"{s['forwarding']:<4} {live}/{len(s['backends'])} "
+            f"backends{'' if s['enabled'] else '  (disabled)'}"
+        )
     return "\n".join(rows) or "no services"
 
 
@@ -113,22 +117,36 @@ def _import(api: Api, args: argparse.Namespace) -> str:
         + (f" (conflicts with {', '.join(o['conflicts_with'])})" if o["conflicts_with"] else "")
         for o in result["objects"]
     ]
-    lines += [f"{'!' if i['disruptive'] else ' '} {i['action']:<6} {i['kind']:<8} {i['target']}: {i['detail']}" for i in result["changes"]["items"]]
-    lines.append("imported into the candidate: see `fulcrumctl changes`, then commit" if result["applied"]
-                 else "preview only: nothing changed (use --apply)")
+    lines += [
+        f"{'!' if i['disruptive'] else ' '} {i['action']:<6} {i['kind']:<8} {i['target']}: {i['detail']}"
+        for i in result["changes"]["items"]
+    ]
+    lines.append(
+        "imported into the candidate: see `fulcrumctl changes`, then commit"
+        if result["applied"]
+        else "preview only: nothing changed (use --apply)"
+    )
     return "\n".join(lines)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="fulcrumctl", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="fulcrumctl", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     login = sub.add_parser("login", help="log in and keep a session token")
     login.add_argument("url")
     login.add_argument("username")
-    login.add_argument("--insecure", action="store_true", help="accept the appliance's self-signed certificate")
+    login.add_argument(
+        "--insecure", action="store_true", help="accept the appliance's self-signed certificate"
+    )
     sub.add_parser("status", help="data plane and revisions")
     sub.add_parser("services", help="list services")
-    for name, help_text in (("drain", "weight 0: existing connections finish, no new ones"), ("disable", "take out of IPVS for maintenance"), ("enable", "put back in service")):
+    for name, help_text in (
+        ("drain", "weight 0: existing connections finish, no new ones"),
+        ("disable", "take out of IPVS for maintenance"),
+        ("enable", "put back in service"),
+    ):
         p = sub.add_parser(name, help=help_text)
         p.add_argument("service")
         p.add_argument("backend", help="ADDRESS or ADDRESS:PORT")
@@ -144,12 +162,18 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=f"{name} revision N")
         p.add_argument("number", type=int)
     sub.add_parser("revisions", help="list revisions")
-    imported = sub.add_parser("import", help="import keepalived.conf or ipvsadm rules (preview unless --apply)")
-    imported.add_argument("file", help="keepalived.conf, or ipvsadm rules (ipvsadm -S -n output or ipvsadm -R input)")
+    imported = sub.add_parser(
+        "import", help="import keepalived.conf or ipvsadm rules (preview unless --apply)"
+    )
+    imported.add_argument(
+        "file", help="keepalived.conf, or ipvsadm rules (ipvsadm -S -n output or ipvsadm -R input)"
+    )
     imported.add_argument("includes", nargs="*", help="files that the configuration includes")
     imported.add_argument("--format", choices=("auto", "keepalived", "ipvsadm"), default="auto")
     imported.add_argument("--apply", action="store_true", help="write into the candidate configuration")
-    imported.add_argument("--replace", action="store_true", help="imported services replace existing ones on the same VIP:port")
+    imported.add_argument(
+        "--replace", action="store_true", help="imported services replace existing ones on the same VIP:port"
+    )
     raw = sub.add_parser("api", help="call any endpoint")
     raw.add_argument("method")
     raw.add_argument("path", help="e.g. /services")
@@ -175,16 +199,25 @@ def run(args: argparse.Namespace, api: Api) -> Any:
             changes = api.call("GET", "/changes")
             if not changes["has_changes"]:
                 return "no uncommitted changes"
-            lines = [f"{'!' if i['disruptive'] else ' '} {i['action']:<6} {i['kind']:<8} {i['target']}: {i['detail']}" for i in changes["plan"]["items"]]
+            lines = [
+                f"{'!' if i['disruptive'] else ' '} {i['action']:<6} {i['kind']:<8} {i['target']}: "
+                f"{i['detail']}"
+                for i in changes["plan"]["items"]
+            ]
             return "\n".join(lines + [f"  warning: {w}" for w in changes["plan"]["warnings"]])
         case "commit":
-            return api.call("POST", "/revisions", {"message": args.message, "confirm_within": args.confirm_within})
+            return api.call(
+                "POST", "/revisions", {"message": args.message, "confirm_within": args.confirm_within}
+            )
         case "confirm":
             return api.call("POST", f"/revisions/{args.number}/confirm")
         case "rollback":
             return api.call("POST", f"/revisions/{args.number}/rollback", {})
         case "revisions":
-            return "\n".join(f"{r['number']:>5} {r['state']:<17} {r['created_at'][:19]} {r['author']:<12} {r['message']}" for r in api.call("GET", "/revisions")["data"])
+            return "\n".join(
+                f"{r['number']:>5} {r['state']:<17} {r['created_at'][:19]} {r['author']:<12} {r['message']}"
+                for r in api.call("GET", "/revisions")["data"]
+            )
         case "import":
             return _import(api, args)
         case "api":
@@ -195,7 +228,9 @@ def run(args: argparse.Namespace, api: Api) -> Any:
 def _login(args: argparse.Namespace) -> str:
     password = os.environ.get("FULCRUM_PASSWORD") or getpass.getpass(f"password for {args.username}: ")
     with httpx.Client(base_url=args.url, verify=not args.insecure, timeout=30) as client:
-        token = Api(client).call("POST", "/auth/login", {"username": args.username, "password": password})["token"]
+        token = Api(client).call("POST", "/auth/login", {"username": args.username, "password": password})[
+            "token"
+        ]
     CONFIG.parent.mkdir(parents=True, exist_ok=True)
     CONFIG.touch(mode=0o600)
     CONFIG.write_text(json.dumps({"url": args.url, "token": token}))

@@ -10,8 +10,10 @@ from typing import Annotated, ParamSpec, TypeVar
 
 from fastapi import Depends, Request
 from sqlalchemy import MetaData, create_engine, event, make_url
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy.pool import ConnectionPoolEntry
 
 # Named constraints let Alembic's batch mode (SQLite) recreate tables without losing them.
 NAMING_CONVENTION = {
@@ -41,7 +43,7 @@ def make_engine(url: str) -> Engine:
     if engine.dialect.name == "sqlite":
 
         @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+        def _sqlite_pragmas(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
             # Let SQLAlchemy, not the sqlite3 module, decide when transactions begin, so that
             # SAVEPOINTs and BEGIN IMMEDIATE behave as documented.
             dbapi_connection.isolation_level = None
@@ -52,7 +54,7 @@ def make_engine(url: str) -> Engine:
             cursor.close()
 
         @event.listens_for(engine, "begin")
-        def _begin(connection) -> None:  # type: ignore[no-untyped-def]
+        def _begin(connection: Connection) -> None:
             # Write transactions take the lock up front (BEGIN IMMEDIATE): a deferred one that
             # reads, then writes after another writer committed fails at once with "database is
             # locked" instead of waiting for busy_timeout.
@@ -125,7 +127,9 @@ def writes_late(endpoint: Callable[P, R]) -> Callable[P, R]:
 def get_session(request: Request) -> Iterator[Session]:
     """One session per request: services only flush; the unit of work commits at the boundary."""
     with request.app.state.sessionmaker() as session, unit_of_work(session):
-        if request.method not in SAFE_METHODS and not getattr(request.scope.get("endpoint"), _WRITES_LATE, False):
+        if request.method not in SAFE_METHODS and not getattr(
+            request.scope.get("endpoint"), _WRITES_LATE, False
+        ):
             begin_write(session)
         yield session
 

@@ -11,12 +11,12 @@ from urllib.parse import urlsplit
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from fulcrum.apply.client import Applier
 from fulcrum.db import SAFE_METHODS, SessionDep
 from fulcrum.errors import Forbidden, Unauthorized
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.models import AuthToken, Role, User
 from fulcrum.services import audit, auth
-from fulcrum.apply.client import Applier
 from fulcrum.services.revisions import commit_lock
 from fulcrum.settings import Settings
 from fulcrum.telemetry.hub import Telemetry
@@ -65,9 +65,14 @@ def refuse_cross_site(request: Request) -> None:
     if origin is None:
         if fetch_site == "same-origin":
             return
-        raise Forbidden("a change made with the session cookie must carry an Origin header; scripts should use an API token (Authorization: Bearer)")
+        raise Forbidden(
+            "a change made with the session cookie must carry an Origin header; scripts should use "
+            "an API token (Authorization: Bearer)"
+        )
     if _origin_of(origin) != _origin_of(str(request.base_url)):
-        raise Forbidden(f"cross-site request refused: Origin {origin[:200]} is not this appliance ({request.base_url.scheme}://{request.base_url.netloc})")
+        raise Forbidden(
+            f"cross-site request refused: Origin {origin[:200]} is not this appliance ({request.base_url.scheme}://{request.base_url.netloc})"
+        )
 
 
 def client_address(request: Request) -> str:
@@ -128,28 +133,28 @@ ActorDep = Annotated[audit.Actor, Depends(get_actor)]
 
 
 def get_app_settings(request: Request) -> Settings:
-    return request.app.state.settings  # type: ignore[no-any-return]
+    return request.app.state.settings
 
 
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
 
 
 def get_applier(request: Request) -> Applier:
-    return request.app.state.applier  # type: ignore[no-any-return]
+    return request.app.state.applier
 
 
 ApplierDep = Annotated[Applier, Depends(get_applier)]
 
 
 def get_ha_runtime(request: Request) -> HaRuntime:
-    return request.app.state.ha  # type: ignore[no-any-return]
+    return request.app.state.ha
 
 
 HaRuntimeDep = Annotated[HaRuntime, Depends(get_ha_runtime)]
 
 
 def get_telemetry(request: Request) -> Telemetry:
-    return request.app.state.telemetry  # type: ignore[no-any-return]
+    return request.app.state.telemetry
 
 
 TelemetryDep = Annotated[Telemetry, Depends(get_telemetry)]

@@ -88,7 +88,15 @@ class WrongCurrentPassword(ConfigInvalid):
     keep_changes = True
 
     def __init__(self) -> None:
-        super().__init__([{"loc": ["body", "current_password"], "msg": "the current password is wrong", "type": "value_error"}])
+        super().__init__(
+            [
+                {
+                    "loc": ["body", "current_password"],
+                    "msg": "the current password is wrong",
+                    "type": "value_error",
+                }
+            ]
+        )
 
 
 class ApplyRejected(AppError):

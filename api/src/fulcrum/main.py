@@ -12,14 +12,17 @@ from fastapi import Depends, FastAPI
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+from starlette.types import Scope
 
 from fulcrum import __version__, migrate, openapi
 from fulcrum.alerts.dispatcher import Dispatcher
-from fulcrum.ha.view import alert_sender
+from fulcrum.apply.client import Applier
 from fulcrum.db import begin_write, make_engine, make_sessionmaker, protect_database_file, unit_of_work
 from fulcrum.errors import install_error_handler
 from fulcrum.ha.asgi import SignPeerResponses
 from fulcrum.ha.runtime import HaRuntime
+from fulcrum.ha.view import alert_sender
 from fulcrum.ha.watcher import Watcher
 from fulcrum.routers import (
     alerts,
@@ -44,12 +47,11 @@ from fulcrum.routers import (
 from fulcrum.routers.one_writer import one_writer
 from fulcrum.routers.params import DEFAULT_MAX_BODY
 from fulcrum.services import revisions as revision_service
-from fulcrum.tls import certificate as tls_certificate
 from fulcrum.services.auth import TokenUsage
 from fulcrum.services.dataplane import make_applier
-from fulcrum.apply.client import Applier
 from fulcrum.settings import Settings, get_settings
 from fulcrum.telemetry.hub import Telemetry
+from fulcrum.tls import certificate as tls_certificate
 
 log = logging.getLogger("fulcrum")
 
@@ -77,14 +79,18 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         if settings.reapply_on_start:
             await asyncio.to_thread(_reapply, app)
         fifos = tuple(p for p in (settings.notify_fifo, settings.lvs_notify_fifo) if p is not None)
-        app.state.telemetry = Telemetry(app.state.sessionmaker, app.state.applier, settings.stats_interval, fifos)
+        app.state.telemetry = Telemetry(
+            app.state.sessionmaker, app.state.applier, settings.stats_interval, fifos
+        )
         if settings.stats_interval > 0:
             app.state.telemetry.start()
         app.state.ha = HaRuntime.create(settings, app.state.sessionmaker, app.state.telemetry)
         app.state.ha_watcher = ha_watcher = Watcher(app.state.ha, settings.ha_sync_interval)
         if settings.ha_sync_interval > 0:
             ha_watcher.start()
-        app.state.alert_dispatcher = alert_dispatcher = Dispatcher(app.state.sessionmaker, lambda: alert_sender(app.state.ha), settings.alert_poll_seconds)
+        app.state.alert_dispatcher = alert_dispatcher = Dispatcher(
+            app.state.sessionmaker, lambda: alert_sender(app.state.ha), settings.alert_poll_seconds
+        )
         if settings.alert_poll_seconds > 0:
             alert_dispatcher.start()
         watcher = asyncio.create_task(_confirm_watcher(app, settings.confirm_poll_seconds))
@@ -122,8 +128,24 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
     app.add_middleware(SignPeerResponses, prefix=f"{API_PREFIX}/peer/")
     # The one-writer rule on every route: a paired standby refuses changes (routers.one_writer).
     resources = (
-        auth, users, tokens, services, backends, imports, revisions, status, audit, telemetry, peer, console,
-        vip_groups, node, firewall, ha, tls, alerts,
+        auth,
+        users,
+        tokens,
+        services,
+        backends,
+        imports,
+        revisions,
+        status,
+        audit,
+        telemetry,
+        peer,
+        console,
+        vip_groups,
+        node,
+        firewall,
+        ha,
+        tls,
+        alerts,
     )
     for module in resources:
         app.include_router(module.router, prefix=API_PREFIX, dependencies=[Depends(one_writer)])
@@ -137,7 +159,7 @@ class DashboardFiles(StaticFiles):
     """The built dashboard; any other path outside the API is one of its routes: serve index.html
     so that reloading or bookmarking /services/3 works."""
 
-    async def get_response(self, path: str, scope):  # type: ignore[no-untyped-def]
+    async def get_response(self, path: str, scope: Scope) -> Response:
         try:
             return await super().get_response(path, scope)
         except StarletteHTTPException as exc:
@@ -191,7 +213,9 @@ async def _confirm_watcher(app: FastAPI, interval: float) -> None:
                 await asyncio.to_thread(_record_token_use, app)
                 last_token_flush = time.monotonic()
             except Exception:
-                log.warning("background housekeeping: token last-use times not written yet; retrying", exc_info=True)
+                log.warning(
+                    "background housekeeping: token last-use times not written yet; retrying", exc_info=True
+                )
         await asyncio.sleep(interval)
 
 

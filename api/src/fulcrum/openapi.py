@@ -34,8 +34,13 @@ def error(description: str) -> dict[str, Any]:
 
 
 # On the routers of shared configuration (fulcrum.routers.one_writer).
-STANDBY_REFUSAL = {409: error("A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists")}
-NOT_FOUND = {404: error("No such object")}
+STANDBY_REFUSAL: dict[int | str, dict[str, Any]] = {
+    409: error(
+        "A change on the standby node of an HA pair (code standby_read_only), "
+        "or one that conflicts with what exists"
+    )
+}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: error("No such object")}
 
 _BY_TRAIT: dict[str, dict[str, str]] = {
     "security": {
@@ -46,7 +51,9 @@ _BY_TRAIT: dict[str, dict[str, str]] = {
         "400": "The body is not valid JSON",
     },
 }
-_TOO_LARGE = {"description": "The body is larger than this operation accepts"}  # Starlette answers in plain text
+_TOO_LARGE = {
+    "description": "The body is larger than this operation accepts"
+}  # Starlette answers in plain text
 
 
 def install(app: FastAPI) -> None:
@@ -55,9 +62,10 @@ def install(app: FastAPI) -> None:
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             _document_errors(generate())  # FastAPI caches the document; this completes it once
-        return app.openapi_schema  # type: ignore[return-value]
+        assert app.openapi_schema is not None  # generate() stored it
+        return app.openapi_schema
 
-    app.openapi = openapi  # type: ignore[method-assign]
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to extend the schema
     allowed: list[tuple[re.Pattern[str], str]] = []
 
     @app.exception_handler(405)
@@ -80,7 +88,9 @@ def _allowed_methods(schema: dict[str, Any]) -> list[tuple[re.Pattern[str], str]
         methods = [method.upper() for method in operations if method != "parameters"]
         if "GET" in methods:
             methods.append("HEAD")  # answered for every GET
-        pattern = re.compile("/".join("[^/]+" if part.startswith("{") else re.escape(part) for part in path.split("/")))
+        pattern = re.compile(
+            "/".join("[^/]+" if part.startswith("{") else re.escape(part) for part in path.split("/"))
+        )
         table.append((pattern, ", ".join(methods)))
     return table
 

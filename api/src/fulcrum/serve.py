@@ -16,8 +16,8 @@ import logging
 import ssl
 import threading
 from collections.abc import Callable
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 

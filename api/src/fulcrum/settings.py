@@ -80,7 +80,7 @@ class Settings(BaseSettings):
     console_password_file: Path | None = None  # default: data_dir / "console-password"
 
     @model_validator(mode="after")
-    def _defaults(self) -> "Settings":
+    def _defaults(self) -> Settings:
         state = self.state_dir or self.data_dir / "state"
         self.state_dir = state
         self.keepalived_conf = self.keepalived_conf or state / "keepalived.conf"

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # The root file system, and /root with it, is read-only: root's shell history and saved logins
 # (fulcrumctl's) are kept on /data instead (data-layout.conf), and a factory reset erases them.
 if [ "$(id -u)" -eq 0 ] && [ -d /data/root ]; then

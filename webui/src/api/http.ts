@@ -15,5 +15,3 @@ client.interceptors.error.use((body, response) => {
   if (status === 401) onUnauthorized();
   return new ApiError(status, status === 0 ? { detail: `cannot reach the API: ${String(body)}` } : body);
 });
-
-export { client };

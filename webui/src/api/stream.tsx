@@ -47,7 +47,7 @@ export function StreamProvider({ children }: { children: ReactNode }) {
         void queryClient.invalidateQueries({ queryKey: statusKey });
       }
     };
-    source.addEventListener('stats', (message) => {
+    source.addEventListener('stats', (message: MessageEvent<string>) => {
       const snapshot = JSON.parse(message.data) as StatsSnapshot;
       queryClient.setQueryData(telemetryKeys.current, snapshot);
       listeners.current.forEach((listener) => listener(snapshot));
@@ -59,7 +59,7 @@ export function StreamProvider({ children }: { children: ReactNode }) {
         void queryClient.invalidateQueries({ queryKey });
       }
     });
-    source.addEventListener('event', (message) => {
+    source.addEventListener('event', (message: MessageEvent<string>) => {
       const event = JSON.parse(message.data) as EventRead;
       void queryClient.invalidateQueries({ queryKey: telemetryKeys.eventsAll });
       // The pair changed (paired, synced, a role moved): refresh the HA picture now, not at the next poll.

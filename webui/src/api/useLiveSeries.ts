@@ -8,7 +8,7 @@ import { useStream } from './stream';
 export const RANGE_SECONDS: Record<StatsRange, number> = { '5m': 300, '1h': 3600, '24h': 86400 };
 
 /** The counters of one service, or of one of its backends ("address:port"), in a snapshot. */
-export function countersIn(snapshot: StatsSnapshot, service: string, backend: string | null): Rates | null {
+function countersIn(snapshot: StatsSnapshot, service: string, backend: string | null): Rates | null {
   const entry = snapshot.services.find((s) => s.name === service);
   if (!entry) return null;
   if (backend === null) return entry.counters ?? null;

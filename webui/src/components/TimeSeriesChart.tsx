@@ -19,7 +19,7 @@ type Props = {
 };
 
 /** Pixels for the y axis: its longest tick label at ~7 px a character, plus the tick marks. */
-export function yAxisWidth(_u: uPlot, values: string[] | null): number {
+function yAxisWidth(_u: uPlot, values: string[] | null): number {
   const longest = Math.max(0, ...(values ?? []).map((label) => label.length));
   return Math.max(40, longest * 7 + 18);
 }

@@ -36,7 +36,7 @@ export function useServerErrors(form: UseFormReturnType<any>, error: unknown, ma
 function hasField(values: unknown, path: string): boolean {
   let node: unknown = values;
   for (const part of path.split('.')) {
-    if (node === null || typeof node !== 'object' || !(part in (node as object))) return false;
+    if (node === null || typeof node !== 'object' || !(part in node)) return false;
     node = (node as Record<string, unknown>)[part];
   }
   return true;

@@ -78,7 +78,7 @@ export type ServiceValues = {
   backends: BackendValues[];
 };
 
-export const defaultHealthCheck = (): HealthCheckValues => ({
+const defaultHealthCheck = (): HealthCheckValues => ({
   type: 'tcp',
   interval: 1,
   timeout: 1,
@@ -135,11 +135,11 @@ export const defaultService = (): ServiceValues => ({
   backends: [defaultBackend(), defaultBackend()],
 });
 
-const orNull = (v: OptionalNumber | string): number | null => (v === '' ? null : Number(v));
+const orNull = (v: number | string): number | null => (v === '' ? null : Number(v));
 const textOrNull = (v: string): string | null => (v.trim() === '' ? null : v.trim());
 const orEmpty = (v: number | null | undefined): OptionalNumber => (v === null || v === undefined ? '' : v);
 
-export function healthCheckToRequest(v: HealthCheckValues): HealthCheck {
+function healthCheckToRequest(v: HealthCheckValues): HealthCheck {
   return {
     type: v.type,
     interval: Number(v.interval),
@@ -164,7 +164,7 @@ export function healthCheckToRequest(v: HealthCheckValues): HealthCheck {
   };
 }
 
-export function healthCheckFromRead(check: HealthCheck | null | undefined): HealthCheckValues {
+function healthCheckFromRead(check: HealthCheck | null | undefined): HealthCheckValues {
   const d = defaultHealthCheck();
   if (!check) return d;
   return {

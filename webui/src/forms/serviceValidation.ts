@@ -16,7 +16,7 @@ import {
 
 const optionalPort = optionalInteger(1, 65535, 'Port');
 
-export function healthCheckRules(check: HealthCheckValues): Record<string, string | null> {
+function healthCheckRules(check: HealthCheckValues): Record<string, string | null> {
   const http = check.type === 'http' || check.type === 'https';
   return {
     port: optionalPort(check.port),

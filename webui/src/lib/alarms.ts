@@ -1,12 +1,13 @@
 /** What needs an operator's attention, worst first, from status, live stats, the newest revision and the HA pair. */
 import type { HaStatus, RevisionRead, StatsSnapshot, Status } from '../client/types.gen';
+import { applyMessage } from './format';
 import { haAlarms } from './ha';
 
 /**
  * A backend that passes its health check yet loses the traffic IPVS sends it (the API's VIP
  * guard, per backend in /stats/current). Its message follows the backend's address.
  */
-export function backendWarningTitle(code: string, endpoint: string): string {
+function backendWarningTitle(code: string, endpoint: string): string {
   switch (code) {
     case 'vip_missing':
       return `backend ${endpoint} has no VIP: its traffic is dropped`;
@@ -84,7 +85,7 @@ export function computeAlarms(
       id: `revision-failed-${latest.number}`,
       severity: 'critical',
       title: `Revision ${latest.number} failed to apply`,
-      message: String(latest.apply_result?.message ?? 'The previous configuration was restored.'),
+      message: applyMessage(latest) || 'The previous configuration was restored.',
       link: '/revisions',
     });
   } else if (latest?.state === 'reverted') {

@@ -6,7 +6,7 @@
 import { contains, formatAddress, parseAddress, parseNetwork, unmapIPv4, type IpNetwork } from './networks';
 import { validPort } from './validation';
 
-export const MAX_PORTS = 16;
+const MAX_PORTS = 16;
 export const MAX_NETWORKS = 256;
 
 /** "22, 80 443" → [22, 80, 443]; empty is allowed (no port guarded). Throws a message. */
@@ -56,7 +56,7 @@ function networks(allow: string[]): IpNetwork[] {
 }
 
 /** True when the policy drops anything at all. */
-export function guards(policy: Policy): boolean {
+function guards(policy: Policy): boolean {
   return policy.ports.length > 0 && policy.allow.length > 0;
 }
 

@@ -1,5 +1,7 @@
 /** Human-readable numbers: operators read "12.4 Mbit/s", not 1550000 bytes. */
 
+import type { RevisionRead } from '../client/types.gen';
+
 const UNITS = ['', 'k', 'M', 'G', 'T'];
 
 export function compact(value: number | null | undefined, digits = 1): string {
@@ -38,4 +40,10 @@ export function relativeTime(iso: string, now = Date.now()): string {
   const hours = Math.round(minutes / 60);
   if (Math.abs(hours) < 48) return hours >= 0 ? `${hours} h ago` : `in ${-hours} h`;
   return dateTime(iso);
+}
+
+/** The apply engine's message on a revision ('' when it left none); apply_result is free-form JSON. */
+export function applyMessage(revision: Pick<RevisionRead, 'apply_result'>): string {
+  const message = revision.apply_result?.message;
+  return typeof message === 'string' ? message : '';
 }

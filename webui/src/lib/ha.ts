@@ -74,7 +74,7 @@ function extra(message: string): string {
 }
 
 /** Peer requests are refused beyond this skew (the API's peer_auth.CLOCK_SKEW); it alarms from CLOCK_ALARM_SECONDS. */
-export const CLOCK_LIMIT_SECONDS = 30;
+const CLOCK_LIMIT_SECONDS = 30;
 export const CLOCK_ALARM_SECONDS = 10;
 
 /** "in step (0.2 s)", "15 s ahead of this node's", from the skew measured on the last poll. */
@@ -210,7 +210,7 @@ export function activeNodeName(status: HaStatus): string | null {
 }
 
 /** Paired nodes, here or the peer, that run VIP groups but whose role is unknown. */
-export function unknownRoles(status: HaStatus): string[] {
+function unknownRoles(status: HaStatus): string[] {
   if (!status.peer) return [];
   const names = status.node.role === 'unknown' && status.node.groups.length ? [status.node.name] : [];
   if (status.peer.reachable && (status.peer.role === 'unknown' || status.peer.role === null) && status.peer.groups.length) names.push(status.peer.name);
@@ -280,7 +280,7 @@ export function peerUrlFrom(text: string): string {
 }
 
 /** The API's rule for a peer URL (schemas/ha.py PeerUrl): scheme, host, optional port, no path. */
-export const PEER_URL_PATTERN = /^https?:\/\/[A-Za-z0-9.\-[\]:]+\/?$/;
+const PEER_URL_PATTERN = /^https?:\/\/[A-Za-z0-9.\-[\]:]+\/?$/;
 
 export function peerUrlError(text: string): string | null {
   if (!text.trim()) return 'The other node’s address, e.g. 10.0.0.2 or https://lb2.example.net';

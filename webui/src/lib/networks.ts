@@ -23,7 +23,7 @@ export function parseAddress(text: string): IpAddress | null {
   const [head, tail] = groups.split('::');
   const headParts = head ? head.split(':') : [];
   const tailParts = tail ? tail.split(':') : [];
-  const zeros = tail === undefined ? [] : Array(8 - headParts.length - tailParts.length).fill('0');
+  const zeros = tail === undefined ? [] : Array<string>(8 - headParts.length - tailParts.length).fill('0');
   const all = [...headParts, ...zeros, ...tailParts];
   return { version: 6, value: all.reduce((acc, part) => (acc << 16n) | BigInt(`0x${part}`), 0n) };
 }
@@ -103,6 +103,6 @@ export function formatAddress(address: IpAddress): string {
   return `${hex.slice(0, best.start).join(':')}::${hex.slice(best.start + best.length).join(':')}`;
 }
 
-export function formatNetwork(network: IpNetwork): string {
+function formatNetwork(network: IpNetwork): string {
   return `${formatAddress({ version: network.version, value: network.base })}/${network.prefix}`;
 }

@@ -14,7 +14,7 @@
  * outage: at 1.5× the live lines broke every few minutes in the VM lab. Two or more empty buckets
  * in a row break the line.
  */
-export const GAP_FACTOR = 2.5;
+const GAP_FACTOR = 2.5;
 
 export const METRICS = ['cps', 'activeconns', 'inactconns', 'inbps', 'outbps', 'inpps', 'outpps'] as const;
 export type Metric = (typeof METRICS)[number];

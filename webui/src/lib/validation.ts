@@ -13,7 +13,7 @@ export const HEX_PATTERN = /^(?:[0-9A-Fa-f]{2}){1,128}$/;
 export const MD5_PATTERN = /^[0-9a-fA-F]{32}$/;
 export const INTERFACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,14}$/;
 export const PASSWORD_MIN = 12;
-export const PASSWORD_MAX = 256;
+const PASSWORD_MAX = 256;
 
 type Check = (value: string) => string | null;
 
@@ -51,15 +51,13 @@ export function isIPv6(value: string): boolean {
   return halves.length === 2 ? count < groupsAvailable : count === groupsAvailable;
 }
 
-export const required: Check = (v) => (v.trim() === '' ? 'Required' : null);
-
 export const validName: Check = (v) =>
   NAME_PATTERN.test(v) ? null : 'Letters, digits, ".", "_" and "-"; starts with a letter or digit; at most 63 characters';
 
 export const validAddress: Check = (v) =>
   ipVersion(v.trim()) ? null : `"${v}" is not a valid IPv4 or IPv6 address (e.g. 192.0.2.10 or 2001:db8::10)`;
 
-export function validInteger(min: number, max: number, label = 'Value'): (v: number | string | null | undefined) => string | null {
+function validInteger(min: number, max: number, label = 'Value'): (v: number | string | null | undefined) => string | null {
   return (v) => {
     if (v === '' || v === null || v === undefined) return 'Required';
     const n = typeof v === 'number' ? v : Number(v);
@@ -82,10 +80,6 @@ export function validSeconds(v: number | string | null | undefined): string | nu
   const n = Number(v);
   if (v === '' || v === null || v === undefined || Number.isNaN(n)) return 'Required';
   return n < 0.1 || n > 3600 ? 'Between 0.1 and 3600 seconds' : null;
-}
-
-export function matches(pattern: RegExp, message: string): Check {
-  return (v) => (pattern.test(v) ? null : message);
 }
 
 /** "80, 443" → [80, 443]; throws a message for anything else. */

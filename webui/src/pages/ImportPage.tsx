@@ -60,10 +60,10 @@ export default function ImportPage() {
               onChange={(v) => { setFormat(v as ImportFormat); edited(); }}
               data={[{ value: 'auto', label: 'Detect' }, { value: 'keepalived', label: 'keepalived.conf' }, { value: 'ipvsadm', label: 'ipvsadm rules' }]}
             />
-            <FileButton onChange={(file) => file?.text().then((t) => { setText(t); edited(); })}>
+            <FileButton onChange={(file) => void file?.text().then((t) => { setText(t); edited(); })}>
               {(props) => <Button variant="default" {...props}>Upload file…</Button>}
             </FileButton>
-            <FileButton multiple onChange={(files) => Promise.all(files.map(async (f) => [f.name, await f.text()] as const)).then((read) => { setIncludes(Object.fromEntries(read)); edited(); })}>
+            <FileButton multiple onChange={(files) => void Promise.all(files.map(async (f) => [f.name, await f.text()] as const)).then((read) => { setIncludes(Object.fromEntries(read)); edited(); })}>
               {(props) => <Button variant="default" {...props}>Included files…</Button>}
             </FileButton>
             {Object.keys(includes).length > 0 && <Text size="sm">{Object.keys(includes).join(', ')}</Text>}

@@ -10,7 +10,7 @@ import type { RevisionRead } from '../client/types.gen';
 import { PlanList } from '../components/PlanList';
 import { RevisionStateBadge } from '../components/StateBadges';
 import { SideBySideDiff } from '../components/SideBySideDiff';
-import { dateTime } from '../lib/format';
+import { applyMessage, dateTime } from '../lib/format';
 
 const CANDIDATE = 'candidate';
 const EMPTY = 'empty';
@@ -74,8 +74,8 @@ export default function RevisionsPage() {
                     <RevisionStateBadge state={r.state} />
                   </Table.Td>
                   <Table.Td maw={360}>
-                    <Text size="xs" c="dimmed" lineClamp={2} title={String(r.apply_result?.message ?? '')}>
-                      {String(r.apply_result?.message ?? '')}
+                    <Text size="xs" c="dimmed" lineClamp={2} title={applyMessage(r)}>
+                      {applyMessage(r)}
                     </Text>
                   </Table.Td>
                   {canRollBack && (

@@ -47,7 +47,7 @@ function ServiceDetail({ service }: { service: ServiceRead }) {
       children: <Text size="sm">Its VIP stops answering once you apply this change. You can still discard it before applying.</Text>,
       labels: { confirm: 'Delete', cancel: 'Cancel' },
       confirmProps: { color: 'red' },
-      onConfirm: () => remove.mutate(service.id, { onSuccess: () => navigate('/services') }),
+      onConfirm: () => remove.mutate(service.id, { onSuccess: () => void navigate('/services') }),
     });
 
   return (

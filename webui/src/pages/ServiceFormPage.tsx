@@ -52,8 +52,8 @@ function ServiceForm({ serviceId, initial }: { serviceId: number | null; initial
   }, [form.errors]);
 
   const submit = (v: ServiceValues) => {
-    if (creating) create.mutate(serviceToCreateRequest(v), { onSuccess: (service) => navigate(`/services/${service.id}`) });
-    else update.mutate(serviceSettingsToRequest(v), { onSuccess: () => navigate(`/services/${serviceId}`) });
+    if (creating) create.mutate(serviceToCreateRequest(v), { onSuccess: (service) => void navigate(`/services/${service.id}`) });
+    else update.mutate(serviceSettingsToRequest(v), { onSuccess: () => void navigate(`/services/${serviceId}`) });
   };
 
   return (

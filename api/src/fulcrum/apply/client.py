@@ -91,7 +91,9 @@ class SocketApplier:
             try:
                 connection.connect(str(self.path))
             except OSError as error:
-                raise ApplierError(f"apply helper not reachable at {self.path}: {error.strerror or error}") from error
+                raise ApplierError(
+                    f"apply helper not reachable at {self.path}: {error.strerror or error}"
+                ) from error
             try:
                 connection.sendall(payload)
                 connection.shutdown(socket.SHUT_WR)
@@ -105,7 +107,9 @@ class SocketApplier:
         try:
             answer = json.loads(reply)
         except ValueError as error:
-            raise ApplierError(f"apply helper at {self.path} sent no valid answer: {reply[:200]!r}") from error
+            raise ApplierError(
+                f"apply helper at {self.path} sent no valid answer: {reply[:200]!r}"
+            ) from error
         if not answer.get("ok"):
             raise ApplierError(f"apply helper refused the {request['op']} request: {answer.get('error')}")
         return answer["result"]

@@ -116,7 +116,10 @@ def handle(engine: ApplyEngine, line: bytes) -> dict[str, Any]:
             result = engine.stats()
     except Exception as error:  # the client gets an answer even when the engine has a bug
         log.exception("%s failed", request.op)
-        return {"ok": False, "error": f"{request.op} failed inside the apply helper: {type(error).__name__}: {error}"}
+        return {
+            "ok": False,
+            "error": f"{request.op} failed inside the apply helper: {type(error).__name__}: {error}",
+        }
     return {"ok": True, "result": result.model_dump(mode="json")}
 
 
@@ -169,7 +172,9 @@ def _log_line(answer: dict[str, Any]) -> str:
     result = answer["result"]
     if "outcome" in result:
         return f"revision {result['revision']}: {result['outcome']}: {result['message']}"
-    return "answered " + ("status" if "keepalived_running" in result else "vrrp_view" if "vrrp_running" in result else "stats")
+    return "answered " + (
+        "status" if "keepalived_running" in result else "vrrp_view" if "vrrp_running" in result else "stats"
+    )
 
 
 class ApplyServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -234,7 +239,10 @@ def _parse_args(argv: list[str] | None, settings: Settings) -> argparse.Namespac
         "FULCRUM_MAINTENANCE_FILE, FULCRUM_NODE_HEALTH_* and FULCRUM_READBACK_TIMEOUT.",
     )
     parser.add_argument(
-        "--socket", type=Path, default=settings.apply_socket, help="default: FULCRUM_APPLY_SOCKET or %(default)s"
+        "--socket",
+        type=Path,
+        default=settings.apply_socket,
+        help="default: FULCRUM_APPLY_SOCKET or %(default)s",
     )
     parser.add_argument(
         "--socket-group",
@@ -256,7 +264,9 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings()
     args = _parse_args(argv, settings)
     logging.basicConfig(
-        stream=sys.stderr, level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        stream=sys.stderr,
+        level=args.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     engine = ApplyEngine(engine_config(settings))
     try:

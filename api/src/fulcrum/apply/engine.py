@@ -280,7 +280,7 @@ class ApplyEngine:
             started = time.monotonic()
             try:
                 available, detail = daemon.precondition()
-            except Exception as error:  # a check that cannot tell says the daemon cannot run here
+            except Exception as error:  # noqa: BLE001  (a check that cannot tell says the daemon cannot run here)
                 available, detail = False, _describe(error)
             steps.note(ApplyStep.DATAPLANE, daemon.name, available, detail, started)
             if not available:
@@ -350,7 +350,7 @@ class ApplyEngine:
             started = time.monotonic()
             try:  # report every undo that failed, and carry on with the rest
                 done = undo()
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001  (report every undo that failed, and carry on)
                 problem = _describe(error)
                 problems.append(f"{daemon_name}: {problem}" if daemon_name else problem)
                 steps.note(ApplyStep.ROLLBACK, daemon_name, False, problem, started)

@@ -48,7 +48,10 @@ def verify_loaded(prefix: Sequence[str] = ()) -> str:
     counts = read_table(prefix)
     if counts is None:
         raise ToolError(f"nft -f succeeded but table {TABLE} is not in the kernel")
-    return f"table {TABLE}: {counts['chain']} chains, {counts['rule']} rules, {counts['set'] + counts['map']} sets"
+    return (
+        f"table {TABLE}: {counts['chain']} chains, {counts['rule']} rules, "
+        f"{counts['set'] + counts['map']} sets"
+    )
 
 
 def delete_table(prefix: Sequence[str] = ()) -> bool:

@@ -26,7 +26,9 @@ _KEEPALIVED_NOISE = re.compile(
 # then runs the service with quorum 0, which is exactly a drain: no new connections, existing
 # ones finish. Anything else in the output still fails validation.
 _BENIGN_KEEPALIVED_WARNINGS = (
-    re.compile(r"^Warning - quorum \d+ for \S+ exceeds total weight of real servers 0, reducing quorum to 0$"),
+    re.compile(
+        r"^Warning - quorum \d+ for \S+ exceeds total weight of real servers 0, reducing quorum to 0$"
+    ),
     re.compile(r"^Virtual server \S+: hysteresis 0 >= quorum 0; setting hysteresis to \d+$"),
 )
 # keepalived reports some errors twice: "(Line 5) Extra '}' found" and "(FILE: Line 5) ...".

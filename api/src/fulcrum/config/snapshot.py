@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import json
-from typing import Annotated, Literal, Self
+from typing import Annotated, Final, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, model_validator
 
@@ -26,12 +26,12 @@ from fulcrum.config.types import (
     Fwmark,
     HexString,
     HostAddress,
-    JsonInteger,
     Hostname,
     HttpPath,
     InterfaceAddress,
     InterfaceName,
     IPAddress,
+    JsonInteger,
     Md5Digest,
     Name,
     Network,
@@ -43,7 +43,7 @@ from fulcrum.config.types import (
     Weight,
 )
 
-SNAPSHOT_FORMAT = 1
+SNAPSHOT_FORMAT: Final = 1
 
 # Checks that open a TCP connection; they make no sense against a UDP-only port.
 TCP_BASED_CHECKS = {CheckType.TCP, CheckType.HTTP, CheckType.HTTPS, CheckType.SMTP}
@@ -152,7 +152,9 @@ class Service(Strict):
     one_arm: StrictBool = False  # NAT: nftables SNAT so backends need no route via the appliance
     snat_address: IPAddress | None = None  # one-arm source; None masquerades to the egress address
     persistence_timeout: Annotated[int, Field(ge=1, le=86400 * 31), JsonInteger] | None = None
-    persistence_prefix: Annotated[int, Field(ge=1, le=128), JsonInteger] | None = None  # clients grouped by prefix
+    persistence_prefix: Annotated[int, Field(ge=1, le=128), JsonInteger] | None = (
+        None  # clients grouped by prefix
+    )
     quorum: Annotated[int, Field(ge=1, le=1_000_000), JsonInteger] = 1
     sorry_server: SorryServer | None = None
     health_check: HealthCheck = Field(default_factory=HealthCheck)
@@ -194,7 +196,9 @@ class Service(Strict):
         if self.snat_address is not None and not self.one_arm:
             raise ValueError("snat_address: applies only to one_arm services")
         if self.snat_address is not None and self.snat_address.version != self.family:
-            raise ValueError(f"snat_address: {self.snat_address} is not IPv{self.family} like the service address")
+            raise ValueError(
+                f"snat_address: {self.snat_address} is not IPv{self.family} like the service address"
+            )
         if self.persistence_prefix is not None:
             if self.persistence_timeout is None:
                 raise ValueError("persistence_prefix: needs persistence_timeout")
@@ -210,7 +214,9 @@ class Service(Strict):
             self._check_member(backend.address, backend.port, where)
             key = (str(backend.address), backend.port or (None if self.is_fwmark else self.ports[0]))
             if key in seen:
-                raise ValueError(f"{where}.address: backend {_endpoint(backend.address, key[1])} is listed twice")
+                raise ValueError(
+                    f"{where}.address: backend {_endpoint(backend.address, key[1])} is listed twice"
+                )
             seen.add(key)
             if backend.health_check is not None and self.protocol == Protocol.UDP:
                 self._check_udp_health(backend.health_check, f"{where}.health_check")
@@ -219,7 +225,8 @@ class Service(Strict):
     def _check_member(self, address: IPAddress, port: int | None, where: str) -> None:
         if address.version != self.family:
             raise ValueError(
-                f"{where}.address: {address} is IPv{address.version} but the service address is IPv{self.family}"
+                f"{where}.address: {address} is IPv{address.version} but the service address is "
+                f"IPv{self.family}"
             )
         if self.is_fwmark and port is not None:
             raise ValueError(
@@ -261,7 +268,9 @@ class VipGroup(Strict):
     def _one_family(self) -> Self:
         families = {ipaddress.ip_interface(a).version for a in self.addresses}
         if len(families) > 1:
-            raise ValueError(f"addresses: VIP group {self.name} mixes IPv4 and IPv6; use one group per family")
+            raise ValueError(
+                f"addresses: VIP group {self.name} mixes IPv4 and IPv6; use one group per family"
+            )
         if len(set(self.addresses)) != len(self.addresses):
             raise ValueError(f"addresses: VIP group {self.name} lists an address twice")
         return self
@@ -293,7 +302,9 @@ class Node(Strict):
             if interface == "lo":
                 raise ValueError(f"vip_interfaces: VIP group {group} cannot live on the loopback interface")
         if "lo" in self.track_interfaces:
-            raise ValueError("track_interfaces: the loopback interface is always up; track a network interface")
+            raise ValueError(
+                "track_interfaces: the loopback interface is always up; track a network interface"
+            )
         if len(set(self.track_interfaces)) != len(self.track_interfaces):
             raise ValueError("track_interfaces: lists an interface twice")
         if self.multicast and self.peer_address is not None:
@@ -373,13 +384,13 @@ class ConfigSnapshot(Strict):
                 raise ValueError(f"{where}.name: VIP group name {group.name!r} is used twice")
             group_names.add(group.name)
             family = ipaddress.ip_interface(group.addresses[0]).version
-            key = (family, group.virtual_router_id)
-            if key in vrids:
+            vrid = (family, group.virtual_router_id)
+            if vrid in vrids:
                 raise ValueError(
                     f"{where}.virtual_router_id: VRID {group.virtual_router_id} is already used by "
-                    f"VIP group {vrids[key]!r}; a VRID can be used once per address family"
+                    f"VIP group {vrids[vrid]!r}; a VRID can be used once per address family"
                 )
-            vrids[key] = group.name
+            vrids[vrid] = group.name
             peer = self.node.peer_address
             if peer is not None and family != peer.version:
                 # keepalived sends a group's adverts in the family of its addresses, to its peer.

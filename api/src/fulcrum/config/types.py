@@ -12,8 +12,17 @@ import ipaddress
 from enum import StrEnum
 from typing import Annotated
 
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    StrictFloat,
+    StringConstraints,
+    WithJsonSchema,
+)
 from pydantic_core import PydanticCustomError
-from pydantic import AfterValidator, BeforeValidator, Field, PlainSerializer, PlainValidator, StrictFloat, StringConstraints, WithJsonSchema
 
 # A name an operator chooses: starts with a letter or digit, then letters, digits, '-', '_', '.'.
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$"
@@ -38,7 +47,6 @@ Md5Digest = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$", to_lower
 
 # Network interface names as the kernel accepts them (IFNAMSIZ 16, no '/', no whitespace).
 InterfaceName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,14}$")]
-
 
 
 def _json_integer(value: object) -> object:
@@ -68,8 +76,6 @@ def _reject_zone(
     if isinstance(address, ipaddress.IPv6Address) and address.scope_id is not None:
         raise ValueError("an IPv6 zone ('%' and an interface name) is not accepted; give the address alone")
     return address
-
-
 
 
 def _parse_address(value: object) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
@@ -114,7 +120,9 @@ def special_address_reason(address: ipaddress.IPv4Address | ipaddress.IPv6Addres
     return None
 
 
-def _usable_host(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+def _usable_host(
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address,
+) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
     reason = special_address_reason(address)
     if reason is not None:
         mapped = getattr(address, "ipv4_mapped", None)  # Python before 3.13 prints it as hex
@@ -142,7 +150,9 @@ def _normalise_interface_address(value: str) -> str:
     try:
         interface = ipaddress.ip_interface(value)
     except ValueError:
-        raise ValueError(f"{value[:64]!r} is not an address with a prefix length, such as 192.0.2.10/24") from None
+        raise ValueError(
+            f"{value[:64]!r} is not an address with a prefix length, such as 192.0.2.10/24"
+        ) from None
     _reject_zone(interface.ip)
     _usable_host(interface.ip)
     network = interface.network

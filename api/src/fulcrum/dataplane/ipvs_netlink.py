@@ -15,7 +15,6 @@ import os
 import socket
 import struct
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 NETLINK_GENERIC = 16
@@ -46,7 +45,18 @@ DEST_ACTIVE_CONNS, DEST_INACT_CONNS, DEST_STATS, DEST_ADDR_FAMILY, DEST_STATS64 
 DEST_TUN_TYPE, DEST_TUN_PORT = 13, 14
 # enum IPVS_STATS_ATTR_*, in order: conns, inpkts, outpkts, inbytes, outbytes, cps, inpps,
 # outpps, inbps, outbps (u32 or u64 in STATS, all u64 in STATS64)
-STATS_NAMES = ("conns", "inpkts", "outpkts", "inbytes", "outbytes", "cps", "inpps", "outpps", "inbps", "outbps")
+STATS_NAMES = (
+    "conns",
+    "inpkts",
+    "outpkts",
+    "inbytes",
+    "outbytes",
+    "cps",
+    "inpps",
+    "outpps",
+    "inbps",
+    "outbps",
+)
 
 _NLMSG = struct.Struct("=IHHII")  # length, type, flags, sequence, port id
 _GENL = struct.Struct("=BBH")  # command, version, reserved
@@ -128,7 +138,9 @@ class GenericNetlinkSocket:
         (reply,) = self.request(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1, request)
         return reply.integer(CTRL_ATTR_FAMILY_ID)
 
-    def request(self, family: int, command: int, version: int, payload: bytes, dump: bool = False) -> list[Attributes]:
+    def request(
+        self, family: int, command: int, version: int, payload: bytes, dump: bool = False
+    ) -> list[Attributes]:
         """Send one request; the top-level attributes of every reply, until the dump ends or the ACK."""
         self._sequence += 1
         body = _GENL.pack(command, version, 0) + payload
@@ -182,7 +194,9 @@ class IpvsSocket(GenericNetlinkSocket):
         # GET_DEST names the service by family plus fwmark, or protocol, address and port.
         identity = Attributes({kind: service[kind] for kind in (SVC_AF, SVC_FWMARK) if kind in service})
         if SVC_FWMARK not in identity:
-            identity.update({kind: service[kind] for kind in (SVC_PROTOCOL, SVC_ADDR, SVC_PORT) if kind in service})
+            identity.update(
+                {kind: service[kind] for kind in (SVC_PROTOCOL, SVC_ADDR, SVC_PORT) if kind in service}
+            )
         request = attribute(IPVS_CMD_ATTR_SERVICE, identity.encode())
         return [
             message.nested(IPVS_CMD_ATTR_DEST) or Attributes()

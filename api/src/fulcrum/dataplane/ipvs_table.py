@@ -23,10 +23,9 @@ from fulcrum.config.types import CheckType, FailureAction, Forwarding
 from fulcrum.dataplane import ipvs_netlink as nl
 from fulcrum.dataplane.ipvs_netlink import Attributes, IpvsSocket, NetlinkError
 
-
 PROC_IPVS = Path("/proc/net/ip_vs")
 
-_FAMILY_TO_AF = {4: socket.AF_INET, 6: socket.AF_INET6}
+_FAMILY_TO_AF: dict[int, int] = {4: socket.AF_INET, 6: socket.AF_INET6}
 _AF_TO_FAMILY = {af: family for family, af in _FAMILY_TO_AF.items()}
 _PROTOCOLS = {"tcp": socket.IPPROTO_TCP, "udp": socket.IPPROTO_UDP, "sctp": socket.IPPROTO_SCTP}
 _PROTOCOL_NAMES = {number: name for name, number in _PROTOCOLS.items()}
@@ -241,7 +240,9 @@ def down_real_servers(expected: IpvsTable, actual: IpvsTable) -> list[str]:
             if found is None and not _must_be_present(want, server):
                 notes.append(f"{where} is down or not yet checked")
             elif found is not None and _inhibited(server, found):
-                notes.append(f"{where} is down: its check failed, so its weight is 0 (on_failure weight_zero)")
+                notes.append(
+                    f"{where} is down: its check failed, so its weight is 0 (on_failure weight_zero)"
+                )
     return notes
 
 
@@ -281,10 +282,15 @@ def _service_differences(want: VirtualService, have: VirtualService) -> list[str
                 problems.append(f"{where} is in IPVS but not in the configuration")
             continue
         if server.forwarding != target.forwarding:
-            problems.append(f"{where}: forwarding is {server.forwarding} in IPVS, expected {target.forwarding}")
+            problems.append(
+                f"{where}: forwarding is {server.forwarding} in IPVS, expected {target.forwarding}"
+            )
         if server.weight != target.weight and not _inhibited(target, server):
             problems.append(f"{where}: weight is {server.weight} in IPVS, expected {target.weight}")
-        if (server.upper_threshold, server.lower_threshold) != (target.upper_threshold, target.lower_threshold):
+        if (server.upper_threshold, server.lower_threshold) != (
+            target.upper_threshold,
+            target.lower_threshold,
+        ):
             problems.append(
                 f"{where}: thresholds are {server.upper_threshold}/{server.lower_threshold} in IPVS, "
                 f"expected {target.upper_threshold}/{target.lower_threshold} (upper/lower)"

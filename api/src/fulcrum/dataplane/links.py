@@ -17,7 +17,14 @@ import socket
 import struct
 from dataclasses import dataclass
 
-from fulcrum.dataplane.ipvs_netlink import NLM_F_DUMP, NLM_F_REQUEST, NLMSG_DONE, NLMSG_ERROR, Attributes, NetlinkError
+from fulcrum.dataplane.ipvs_netlink import (
+    NLM_F_DUMP,
+    NLM_F_REQUEST,
+    NLMSG_DONE,
+    NLMSG_ERROR,
+    Attributes,
+    NetlinkError,
+)
 
 RTM_GETLINK, RTM_NEWLINK = 18, 16
 RTM_GETADDR, RTM_NEWADDR = 22, 20
@@ -43,17 +50,26 @@ def read_interfaces() -> list[Interface]:
     """Every interface of this network namespace. Raises OSError (NetlinkError included)."""
     with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE) as sock:
         sock.bind((0, 0))
-        links = {index: (name, up) for index, name, up in (_link(m) for m in _dump(sock, RTM_GETLINK, 1, RTM_NEWLINK))}
+        links = {
+            index: (name, up)
+            for index, name, up in (_link(m) for m in _dump(sock, RTM_GETLINK, 1, RTM_NEWLINK))
+        }
         addresses: dict[int, set[str]] = {}
         for index, address in (_address(m) for m in _dump(sock, RTM_GETADDR, 2, RTM_NEWADDR)):
             if address is not None:
                 addresses.setdefault(index, set()).add(address)
-    return [Interface(name, up, frozenset(addresses.get(index, ()))) for index, (name, up) in sorted(links.items())]
+    return [
+        Interface(name, up, frozenset(addresses.get(index, ())))
+        for index, (name, up) in sorted(links.items())
+    ]
 
 
 def _dump(sock: socket.socket, request: int, sequence: int, reply: int) -> list[bytes]:
     """The payloads (after the netlink header) of every `reply` message of one dump request."""
-    sock.send(_NLMSG.pack(_NLMSG.size + _RTGEN.size, request, NLM_F_REQUEST | NLM_F_DUMP, sequence, 0) + _RTGEN.pack(socket.AF_UNSPEC))
+    sock.send(
+        _NLMSG.pack(_NLMSG.size + _RTGEN.size, request, NLM_F_REQUEST | NLM_F_DUMP, sequence, 0)
+        + _RTGEN.pack(socket.AF_UNSPEC)
+    )
     payloads: list[bytes] = []
     while True:
         data = sock.recv(_RECEIVE_BUFFER)

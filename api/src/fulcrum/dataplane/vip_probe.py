@@ -11,6 +11,7 @@ that has it. Needs CAP_NET_RAW: it runs in the privileged apply helper (or the i
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import random
 import select
@@ -65,8 +66,9 @@ def probe(target: ProbeTarget, timeout: float = 1.0) -> Verdict:
         return Verdict.NOT_ON_LINK
     if target.method == ProbeMethod.IPIP and target.backend.version != 4:
         raise ValueError("IPIP probes are IPv4 only")
-    source_port = random.randint(32768, 60999)
-    ident = random.randint(1, 0xFFFF)
+    # Only tell this probe's answer from others': nothing here needs to be unpredictable.
+    source_port = random.randint(32768, 60999)  # noqa: S311
+    ident = random.randint(1, 0xFFFF)  # noqa: S311
     packet = (
         tcp_syn(source, target.vip, source_port, target.port, ttl=1)
         if target.tcp and target.port is not None
@@ -86,7 +88,14 @@ def probe(target: ProbeTarget, timeout: float = 1.0) -> Verdict:
         return _await_reply(listener, target, source, source_port, ident, timeout)
 
 
-def _await_reply(listener: socket.socket, target: ProbeTarget, source: IPAddress, source_port: int, ident: int, timeout: float) -> Verdict:
+def _await_reply(
+    listener: socket.socket,
+    target: ProbeTarget,
+    source: IPAddress,
+    source_port: int,
+    ident: int,
+    timeout: float,
+) -> Verdict:
     deadline = time.monotonic() + timeout
     while (left := deadline - time.monotonic()) > 0:
         ready, _, _ = select.select([listener], [], [], left)
@@ -101,7 +110,9 @@ def _await_reply(listener: socket.socket, target: ProbeTarget, source: IPAddress
     return Verdict.NO_REPLY
 
 
-def classify_reply(packet: bytes, target: ProbeTarget, source: IPAddress, source_port: int, ident: int) -> Verdict | None:
+def classify_reply(
+    packet: bytes, target: ProbeTarget, source: IPAddress, source_port: int, ident: int
+) -> Verdict | None:
     """The verdict a received IP packet gives, or None when it is not the answer to our probe."""
     parsed = _parse_ip(packet)
     if parsed is None:
@@ -154,12 +165,23 @@ def icmp_echo(source: IPAddress, destination: IPAddress, ident: int, *, ttl: int
 def _ip(source: IPAddress, destination: IPAddress, protocol: int, payload: bytes, ttl: int) -> bytes:
     if destination.version == 4:
         header = struct.pack(
-            "!BBHHHBBH4s4s", 0x45, 0, 20 + len(payload), random.getrandbits(16), 0x4000, ttl, protocol, 0,
-            source.packed, destination.packed,
+            "!BBHHHBBH4s4s",
+            0x45,
+            0,
+            20 + len(payload),
+            random.getrandbits(16),
+            0x4000,
+            ttl,
+            protocol,
+            0,
+            source.packed,
+            destination.packed,
         )
         header = header[:10] + struct.pack("!H", _checksum(header)) + header[12:]
         return header + payload
-    header = struct.pack("!IHBB16s16s", 6 << 28, len(payload), protocol, ttl, source.packed, destination.packed)
+    header = struct.pack(
+        "!IHBB16s16s", 6 << 28, len(payload), protocol, ttl, source.packed, destination.packed
+    )
     return header + payload
 
 
@@ -189,7 +211,12 @@ def _parse_ip(packet: bytes) -> tuple[IPAddress, IPAddress, int, bytes] | None:
         )
     if len(packet) >= 40 and packet[0] >> 4 == 6:
         # Extension headers are not followed: replies to a SYN or an echo carry none.
-        return ipaddress.IPv6Address(packet[8:24]), ipaddress.IPv6Address(packet[24:40]), packet[6], packet[40:]
+        return (
+            ipaddress.IPv6Address(packet[8:24]),
+            ipaddress.IPv6Address(packet[24:40]),
+            packet[6],
+            packet[40:],
+        )
     return None
 
 
@@ -237,11 +264,8 @@ def _neighbour(oif: int, backend: IPAddress, wait: float = 1.0) -> bytes | None:
 def _nudge(backend: IPAddress) -> None:
     """Send one datagram to the discard port so the kernel resolves the backend's address."""
     family = socket.AF_INET if backend.version == 4 else socket.AF_INET6
-    with socket.socket(family, socket.SOCK_DGRAM) as udp:
-        try:
-            udp.sendto(b"", (str(backend), 9))
-        except OSError:
-            pass
+    with socket.socket(family, socket.SOCK_DGRAM) as udp, contextlib.suppress(OSError):
+        udp.sendto(b"", (str(backend), 9))
 
 
 def _ifname(index: int) -> str:

@@ -50,9 +50,14 @@ class SignPeerResponses:
             signing = scope.get("state", {}).get(STATE_KEY)
             if signing is not None:
                 key, nonce = signing
-                headers.append((SIGNATURE.lower().encode(), response_signature(key, start["status"], nonce, answered, body).encode()))
+                headers.append(
+                    (
+                        SIGNATURE.lower().encode(),
+                        response_signature(key, start["status"], nonce, answered, body).encode(),
+                    )
+                )
             start["headers"] = headers
             await send(start)
             await send({"type": "http.response.body", "body": body})
 
-        await self.app(scope, receive, send=buffered)
+        await self.app(scope, receive, buffered)

@@ -78,6 +78,8 @@ def consider(runtime: HaRuntime, view: LocalView, peer: PeerStatus, now: float |
             message += "; connections not synced here were reset"
     else:
         severity = Severity.CRITICAL
-        message = (f"fail-back from {peer.name} failed: not MASTER of every group "
-                   f"{handover.HANDOVER_DEADLINE:g} s after it stepped down")
+        message = (
+            f"fail-back from {peer.name} failed: not MASTER of every group "
+            f"{handover.HANDOVER_DEADLINE:g} s after it stepped down"
+        )
     events.emit(runtime.telemetry, "ha.failback", severity, f"{message}; {result.cleared}", detail)

@@ -44,14 +44,23 @@ class HandoverTimeout(AppError):
     status_code = 504
 
 
-def set_maintenance(session: Session, runtime: HaRuntime, actor: audit.Actor, enabled: bool, reason: str) -> MaintenanceState:
+def set_maintenance(
+    session: Session, runtime: HaRuntime, actor: audit.Actor, enabled: bool, reason: str
+) -> MaintenanceState:
     path = runtime.settings.maintenance_file
     assert path is not None
     local.set_maintenance(path, enabled)
     runtime.split.holding = False  # an operator's (or the peer's) word replaces a split-brain hold
     state = "on" if enabled else "off"
     message = f"maintenance {state} ({reason})" if reason else f"maintenance {state}"
-    events.emit(runtime.telemetry, "ha.maintenance", Severity.WARNING if enabled else Severity.INFO, message, {"enabled": enabled, "reason": reason, "by": actor.username}, session=session)
+    events.emit(
+        runtime.telemetry,
+        "ha.maintenance",
+        Severity.WARNING if enabled else Severity.INFO,
+        message,
+        {"enabled": enabled, "reason": reason, "by": actor.username},
+        session=session,
+    )
     audit.record(session, actor, "ha.maintenance", state, {"reason": reason})
     return MaintenanceState(maintenance=enabled, file=str(path))
 
@@ -101,7 +110,9 @@ def take_over(runtime: HaRuntime, peer: PeerClient, peer_name: str, why: str) ->
     started = time.monotonic()
     _order_peer(peer, True, why)
     try:
-        took_over = _wait(lambda: all(s == "MASTER" for s in _local_groups(runtime).values()), started + HANDOVER_DEADLINE)
+        took_over = _wait(
+            lambda: all(s == "MASTER" for s in _local_groups(runtime).values()), started + HANDOVER_DEADLINE
+        )
         elapsed = int((time.monotonic() - started) * 1000)
     finally:
         try:
@@ -128,9 +139,19 @@ def make_active(runtime: HaRuntime, actor: audit.Actor) -> MakeActiveResult:
         raise Conflict(f"could not ask {peer_name} to step down: {error}") from error
     took_over, elapsed, cleared = result.took_over, result.ms, result.cleared
     with runtime.session_scope() as session:
-        audit.record(session, actor, "ha.make_active", peer_name, {"took_over": took_over, "ms": elapsed}, success=took_over)
+        audit.record(
+            session,
+            actor,
+            "ha.make_active",
+            peer_name,
+            {"took_over": took_over, "ms": elapsed},
+            success=took_over,
+        )
     if not took_over:
-        raise HandoverTimeout(f"this node was not MASTER of every group {HANDOVER_DEADLINE:g} s after {peer_name} stepped down; {cleared}")
+        raise HandoverTimeout(
+            f"this node was not MASTER of every group {HANDOVER_DEADLINE:g} s after {peer_name} "
+            f"stepped down; {cleared}"
+        )
     return MakeActiveResult(handover_ms=elapsed, message=f"this node is MASTER of every group; {cleared}")
 
 
@@ -210,7 +231,10 @@ def _handback_ms(runtime: HaRuntime) -> int | None:
     """From leaving maintenance until this node is BACKUP or MASTER of every group again (ready
     to take over, or holding the VIPs if its groups preempt); None if not within the deadline."""
     cleared = time.monotonic()
-    if _wait(lambda: all(s in ("MASTER", "BACKUP") for s in _local_groups(runtime).values()), cleared + HANDOVER_DEADLINE):
+    if _wait(
+        lambda: all(s in ("MASTER", "BACKUP") for s in _local_groups(runtime).values()),
+        cleared + HANDOVER_DEADLINE,
+    ):
         return int((time.monotonic() - cleared) * 1000)
     return None
 
@@ -229,7 +253,7 @@ def _active_after(peer: PeerStatus | None, peer_name: str, runtime: HaRuntime, l
 def drill(runtime: HaRuntime, actor: audit.Actor) -> DrillResult:
     """From the active node: probe the VIPs, step down, time the peer's takeover, come back as
     BACKUP. Every number is measured; what could not be measured is None and said so."""
-    peer, peer_name, role, groups = _peer_and_client(runtime)
+    peer, peer_name, role, _groups = _peer_and_client(runtime)
     local_name = _local_name(runtime)
     if role != "active":
         raise Conflict(f"a drill starts on the active node; this node is {role}")
@@ -267,9 +291,17 @@ def drill(runtime: HaRuntime, actor: audit.Actor) -> DrillResult:
     peer_connections = after.connections if after else (final.connections if final else None)
     notes = [PROBE_CAVEAT if targets else "no enabled TCP service with an enabled backend: nothing to probe"]
     if handover_ms is None:
-        notes.insert(0, f"{peer_name} did not report MASTER of every group within {HANDOVER_DEADLINE:g} s; maintenance was cleared here")
+        notes.insert(
+            0,
+            f"{peer_name} did not report MASTER of every group within {HANDOVER_DEADLINE:g} s; "
+            "maintenance was cleared here",
+        )
     if handback_ms is None:
-        notes.insert(0, f"this node did not report BACKUP or MASTER for every group within {HANDOVER_DEADLINE:g} s of leaving maintenance")
+        notes.insert(
+            0,
+            f"this node did not report BACKUP or MASTER for every group within {HANDOVER_DEADLINE:g} "
+            "s of leaving maintenance",
+        )
     if probe.failures:
         notes.append("first failures: " + "; ".join(probe.failures[:3]))
     result = DrillResult(
@@ -283,8 +315,24 @@ def drill(runtime: HaRuntime, actor: audit.Actor) -> DrillResult:
         active_after=_active_after(after, peer_name, runtime, local_name),
         message="; ".join(notes),
     )
-    text = f"failover drill to {peer_name}: " + (f"taken over in {handover_ms} ms" if handover_ms is not None else "no takeover")
+    text = f"failover drill to {peer_name}: " + (
+        f"taken over in {handover_ms} ms" if handover_ms is not None else "no takeover"
+    )
     with runtime.session_scope() as session:
-        events.emit(runtime.telemetry, "ha.drill", Severity.INFO if handover_ms is not None else Severity.CRITICAL, f"{text}, {probe.failed} of {probe.total} probe connects failed", result.model_dump(mode="json"), session=session)
-        audit.record(session, actor, "ha.drill", peer_name, result.model_dump(mode="json"), success=handover_ms is not None)
+        events.emit(
+            runtime.telemetry,
+            "ha.drill",
+            Severity.INFO if handover_ms is not None else Severity.CRITICAL,
+            f"{text}, {probe.failed} of {probe.total} probe connects failed",
+            result.model_dump(mode="json"),
+            session=session,
+        )
+        audit.record(
+            session,
+            actor,
+            "ha.drill",
+            peer_name,
+            result.model_dump(mode="json"),
+            success=handover_ms is not None,
+        )
     return result

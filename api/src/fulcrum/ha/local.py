@@ -62,7 +62,9 @@ def reported_states(session: Session, running: ConfigSnapshot | None) -> dict[st
             .limit(1)
         )
         state = str(event.detail.get("state")) if event is not None else "UNKNOWN"
-        reported[group.name] = Reported(state if state in VRRP_STATES else "UNKNOWN", event.at if event is not None else None)
+        reported[group.name] = Reported(
+            state if state in VRRP_STATES else "UNKNOWN", event.at if event is not None else None
+        )
     return reported
 
 
@@ -70,7 +72,9 @@ def group_addresses(group: VipGroup) -> list[str]:
     return [str(ipaddress.ip_interface(address).ip) for address in group.addresses]
 
 
-def read_state(group: VipGroup, node: Node, reported: str, view: VrrpView | None, maintenance: bool) -> tuple[str, tuple[str, ...]]:
+def read_state(
+    group: VipGroup, node: Node, reported: str, view: VrrpView | None, maintenance: bool
+) -> tuple[str, tuple[str, ...]]:
     """A group's state and the addresses of it this node holds, from the data plane where there
     is one (`view` with IPVS), else as keepalived reported it."""
     if view is None or not view.ipvs_available:
@@ -87,7 +91,11 @@ def read_state(group: VipGroup, node: Node, reported: str, view: VrrpView | None
     if maintenance:
         return "FAULT", held
     up = {interface.name: interface.up for interface in view.interfaces}
-    tracked = {node.vrrp_interface, node.vip_interfaces.get(group.name, node.vrrp_interface), *node.track_interfaces}
+    tracked = {
+        node.vrrp_interface,
+        node.vip_interfaces.get(group.name, node.vrrp_interface),
+        *node.track_interfaces,
+    }
     if not all(up.get(name, False) for name in tracked):
         return "FAULT", held
     # FAULT from the node-health check holds no address either: only keepalived can tell it.
@@ -120,7 +128,9 @@ def transitions(session: Session, node: str, limit: int = TRANSITIONS_SHOWN) -> 
         )
     )
     actions = list(
-        session.scalars(select(Event).where(Event.kind == "ha.maintenance").order_by(Event.id.desc()).limit(limit))
+        session.scalars(
+            select(Event).where(Event.kind == "ha.maintenance").order_by(Event.id.desc()).limit(limit)
+        )
     )
     result = []
     for row in rows:

@@ -60,14 +60,20 @@ def pair_with(runtime: HaRuntime, actor: audit.Actor, request: PairRequest) -> P
     with runtime.session_scope() as session:
         existing = pairing.current_pairing(session)
         if existing is not None:
-            raise Conflict(f"this node is already paired with {existing.peer_name} ({existing.peer_url}); unpair first")
+            raise Conflict(
+                f"this node is already paired with {existing.peer_name} ({existing.peer_url}); unpair first"
+            )
         name = get_node(session).name
     try:
         local_url = origin(request.local_url) if request.local_url else default_local_url(peer_url)
     except OSError as error:
         raise _invalid("peer_url", f"no route to {peer_url}: {error.strerror or error}") from None
     if local_url.startswith("https://") and runtime.served_certificate is None:
-        raise _invalid("local_url", "this node does not know the certificate it serves (FULCRUM_TLS_CERTFILE), so the peer could not pin it")
+        raise _invalid(
+            "local_url",
+            "this node does not know the certificate it serves (FULCRUM_TLS_CERTFILE), so the peer "
+            "could not pin it",
+        )
     key = pairing.code_key(request.code)
     # Any certificate is accepted here, and recorded: the offer names it under the code's MAC, and
     # the peer refuses unless it is the one it serves. From then on only that one is accepted.
@@ -77,11 +83,16 @@ def pair_with(runtime: HaRuntime, actor: audit.Actor, request: PairRequest) -> P
             http.get(f"{peer_url}/api/v1/health")
             seen = context.presented
             offer, private = pairing.make_offer(name, local_url, runtime.served_certificate, seen)
-            response = http.post(f"{peer_url}/api/v1/peer/pair", json={**asdict(offer), "mac": pairing.offer_mac(key, offer)})
+            response = http.post(
+                f"{peer_url}/api/v1/peer/pair", json={**asdict(offer), "mac": pairing.offer_mac(key, offer)}
+            )
     except httpx.HTTPError as error:
         raise _invalid("peer_url", f"no Fulcrum node answered at {peer_url}: {error}") from None
     if context.presented != seen:
-        raise _invalid("peer_url", f"{peer_url} presented two different certificates while pairing: is something between the nodes?")
+        raise _invalid(
+            "peer_url",
+            f"{peer_url} presented two different certificates while pairing: is something between the nodes?",
+        )
     detail = response_detail(response)
     if response.status_code == 401:
         raise _invalid("code", f"the pairing code was not accepted by the peer: {detail}")
@@ -96,13 +107,30 @@ def pair_with(runtime: HaRuntime, actor: audit.Actor, request: PairRequest) -> P
     except (ValueError, ValidationError):
         raise _invalid("peer_url", f"{peer_url} did not answer like a Fulcrum node") from None
     try:
-        key_bytes = pairing.accept_answer(key, offer, private, pairing.Answer(answer.node, answer.public_key, answer.nonce), answer.mac)
+        key_bytes = pairing.accept_answer(
+            key, offer, private, pairing.Answer(answer.node, answer.public_key, answer.nonce), answer.mac
+        )
     except pairing.PairingRefused as error:
         raise _invalid("code", str(error)) from None
     with runtime.session_scope() as session:
-        pairing.store_pairing(session, answer.node, peer_url, key_bytes, initiator=True, peer_certificate=seen, own_certificate=runtime.served_certificate)
+        pairing.store_pairing(
+            session,
+            answer.node,
+            peer_url,
+            key_bytes,
+            initiator=True,
+            peer_certificate=seen,
+            own_certificate=runtime.served_certificate,
+        )
         audit.record(session, actor, "ha.pair", answer.node, {"peer_url": peer_url, "local_url": local_url})
-        events.emit(runtime.telemetry, "ha.paired", Severity.INFO, f"paired with {answer.node} at {peer_url}", {"peer": answer.node, "peer_url": peer_url}, session=session)
+        events.emit(
+            runtime.telemetry,
+            "ha.paired",
+            Severity.INFO,
+            f"paired with {answer.node} at {peer_url}",
+            {"peer": answer.node, "peer_url": peer_url},
+            session=session,
+        )
     runtime.forget_peer()
     runtime.set_sync("unreachable", "paired; the first sync is running")
     # This node's configuration wins at pairing (the dashboard says so before the user confirms).
@@ -118,32 +146,57 @@ def answer_offer(session: Session, runtime: HaRuntime, offer: wire.Offer, source
         raise Conflict("this node is already paired; unpair it first")
     name = get_node(session).name
     if offer.node == name:
-        raise Conflict(f"both nodes are named {name!r}; give each node its own name (PUT /api/v1/node) before pairing")
+        raise Conflict(
+            f"both nodes are named {name!r}; give each node its own name (PUT /api/v1/node) before pairing"
+        )
     try:
         key = pairing.live_code_key(session, source)
     except pairing.SourceLimited as error:
         raise TooManyRequests(str(error)) from None
     except pairing.PairingRefused as error:
         raise PairingRejected(str(error)) from None
-    fields = pairing.Offer(offer.node, offer.url, offer.certificate, offer.peer_certificate, offer.public_key, offer.nonce)
+    fields = pairing.Offer(
+        offer.node, offer.url, offer.certificate, offer.peer_certificate, offer.public_key, offer.nonce
+    )
     try:
         answer, mac, pair_key = pairing.answer_offer(key, fields, offer.mac, name)
     except pairing.PairingRefused as error:
         left = pairing.code_failed(session, source)
-        raise PairingRejected(f"{error}; {left} tries left from {source}" if left else f"{error}; no tries left from {source}, create a new code") from None
+        raise PairingRejected(
+            f"{error}; {left} tries left from {source}"
+            if left
+            else f"{error}; no tries left from {source}, create a new code"
+        ) from None
     # The offer proved the code; these refusals leave it valid for a corrected try.
     if offer.peer_certificate != runtime.served_certificate:
         raise Conflict(
-            f"{offer.node} sees certificate SHA-256 {offer.peer_certificate or 'none (plain HTTP)'} here, but this node serves "
-            f"{runtime.served_certificate or 'none (FULCRUM_TLS_CERTFILE is not set)'}: something between the nodes terminates TLS, or this node's setting is wrong"
+            f"{offer.node} sees certificate SHA-256 {offer.peer_certificate or 'none (plain HTTP)'} here, "
+            "but this node serves "
+            f"{runtime.served_certificate or 'none (FULCRUM_TLS_CERTFILE is not set)'}: something between "
+            "the nodes terminates TLS, or this node's setting is wrong"
         )
     if offer.url.startswith("https://") and offer.certificate is None:
         raise Conflict(f"{offer.node} offers an HTTPS address but no certificate to pin")
     pairing.burn_code(session)
-    pairing.store_pairing(session, offer.node, origin(offer.url), pair_key, initiator=False, peer_certificate=offer.certificate, own_certificate=runtime.served_certificate)
+    pairing.store_pairing(
+        session,
+        offer.node,
+        origin(offer.url),
+        pair_key,
+        initiator=False,
+        peer_certificate=offer.certificate,
+        own_certificate=runtime.served_certificate,
+    )
     actor = audit.Actor(username=f"peer:{offer.node}", source=source)
     audit.record(session, actor, "ha.pair", offer.node, {"peer_url": offer.url})
-    events.emit(runtime.telemetry, "ha.paired", Severity.INFO, f"paired with {offer.node} at {offer.url}", {"peer": offer.node, "peer_url": offer.url}, session=session)
+    events.emit(
+        runtime.telemetry,
+        "ha.paired",
+        Severity.INFO,
+        f"paired with {offer.node} at {offer.url}",
+        {"peer": offer.node, "peer_url": offer.url},
+        session=session,
+    )
     runtime.forget_peer()
     runtime.set_sync("unreachable", "paired; waiting for the peer's configuration")
     return wire.Answer(node=answer.node, public_key=answer.public_key, nonce=answer.nonce, mac=mac)
@@ -172,7 +225,14 @@ def unpair(runtime: HaRuntime, actor: audit.Actor) -> str:
     with runtime.session_scope() as session:
         pairing.forget_pairing(session)
         audit.record(session, actor, "ha.unpair", peer_name, {"peer": told})
-        events.emit(runtime.telemetry, "ha.unpaired", Severity.WARNING, f"unpaired from {peer_name}: {told}", {"peer": peer_name}, session=session)
+        events.emit(
+            runtime.telemetry,
+            "ha.unpaired",
+            Severity.WARNING,
+            f"unpaired from {peer_name}: {told}",
+            {"peer": peer_name},
+            session=session,
+        )
     runtime.forget_peer()
     return told
 
@@ -181,7 +241,14 @@ def unpaired_by_peer(session: Session, runtime: HaRuntime, actor: audit.Actor) -
     current = pairing.forget_pairing(session)
     name = current.peer_name if current else actor.username
     audit.record(session, actor, "ha.unpair", name, {"by": "peer"})
-    events.emit(runtime.telemetry, "ha.unpaired", Severity.WARNING, f"{name} unpaired this node", {"peer": name}, session=session)
+    events.emit(
+        runtime.telemetry,
+        "ha.unpaired",
+        Severity.WARNING,
+        f"{name} unpaired this node",
+        {"peer": name},
+        session=session,
+    )
     runtime.forget_peer()
 
 
@@ -232,7 +299,9 @@ def pin_on_peer_before_serving(session: Session, runtime: HaRuntime, certificate
     pairing.certificate_announced(session, certificate)
 
 
-def peer_certificate_renewed(session: Session, runtime: HaRuntime, actor: audit.Actor, certificate: str) -> None:
+def peer_certificate_renewed(
+    session: Session, runtime: HaRuntime, actor: audit.Actor, certificate: str
+) -> None:
     """On the other node: the signed announcement of a renewed certificate; pin it."""
     current = pairing.pin_peer_certificate(session, certificate)
     if current is None:
@@ -240,7 +309,8 @@ def peer_certificate_renewed(session: Session, runtime: HaRuntime, actor: audit.
     audit.record(session, actor, "ha.peer_certificate", current.peer_name, {"certificate": certificate})
     events.emit(
         runtime.telemetry, "ha.peer_certificate", Severity.INFO,
-        f"{current.peer_name} serves a renewed certificate (SHA-256 {certificate}): pinned", {"peer": current.peer_name, "certificate": certificate},
+        f"{current.peer_name} serves a renewed certificate (SHA-256 {certificate}): pinned",
+        {"peer": current.peer_name, "certificate": certificate},
         session=session,
     )  # fmt: skip
     runtime.wake()

@@ -59,7 +59,10 @@ def main(argv: list[str] | None = None) -> int:
     peer_host = peer.strip("[]")
     peer_problem = _probe(scheme, peer_host, port, path, timeout)
     if peer_problem:
-        print(f"sick, but staying: the peer cannot take over ({peer_problem}): " + "; ".join(problems), file=sys.stderr)
+        print(
+            f"sick, but staying: the peer cannot take over ({peer_problem}): " + "; ".join(problems),
+            file=sys.stderr,
+        )
         return 0
     print("sick, stepping down: " + "; ".join(problems), file=sys.stderr)
     return 1

@@ -97,9 +97,13 @@ class Answer:
         return "\n".join((offer.transcript(), "answer", self.node, self.public_key, self.nonce))
 
 
-def make_offer(node: str, url: str, certificate: str | None = None, peer_certificate: str | None = None) -> tuple[Offer, X25519PrivateKey]:
+def make_offer(
+    node: str, url: str, certificate: str | None = None, peer_certificate: str | None = None
+) -> tuple[Offer, X25519PrivateKey]:
     private = X25519PrivateKey.generate()
-    return Offer(node, url, certificate, peer_certificate, _public_hex(private), secrets.token_hex(16)), private
+    return Offer(
+        node, url, certificate, peer_certificate, _public_hex(private), secrets.token_hex(16)
+    ), private
 
 
 def offer_mac(key: bytes, offer: Offer) -> str:
@@ -122,7 +126,9 @@ def answer_offer(key: bytes, offer: Offer, mac: str, node: str) -> tuple[Answer,
 def accept_answer(key: bytes, offer: Offer, private: X25519PrivateKey, answer: Answer, mac: str) -> bytes:
     """A: check B's proof of the code; return the pair key."""
     if not hmac.compare_digest(answer_mac(key, offer, answer), mac):
-        raise PairingRefused("the peer's answer does not prove it knows the code; is something between the nodes?")
+        raise PairingRefused(
+            "the peer's answer does not prove it knows the code; is something between the nodes?"
+        )
     return _derive(private, answer.public_key, key)
 
 
@@ -146,7 +152,13 @@ def current_pairing(session: Session) -> HaPairing | None:
 
 
 def store_pairing(
-    session: Session, peer_name: str, peer_url: str, key: bytes, initiator: bool, peer_certificate: str | None, own_certificate: str | None
+    session: Session,
+    peer_name: str,
+    peer_url: str,
+    key: bytes,
+    initiator: bool,
+    peer_certificate: str | None,
+    own_certificate: str | None,
 ) -> HaPairing:
     row = HaPairing(
         id=1, peer_name=peer_name, peer_url=peer_url, key=key.hex(), initiator=initiator,
@@ -190,7 +202,10 @@ def live_code_key(session: Session, source: str, now: datetime | None = None) ->
     if row.failures >= MAX_FAILURES:
         raise PairingRefused(f"the pairing code was burnt after {MAX_FAILURES} wrong tries; create a new one")
     if row.failures_by_source.get(source, 0) >= FAILURES_PER_SOURCE:
-        raise SourceLimited(f"{FAILURES_PER_SOURCE} wrong pairing codes came from {source}: no more tries from there for this code; create a new one")
+        raise SourceLimited(
+            f"{FAILURES_PER_SOURCE} wrong pairing codes came from {source}: no more tries from there "
+            "for this code; create a new one"
+        )
     return bytes.fromhex(row.code_hash)
 
 
@@ -201,7 +216,10 @@ def code_failed(session: Session, source: str) -> int:
         return 0
     row.failures += 1
     tries = row.failures_by_source.get(source, 0) + 1
-    row.failures_by_source = {**row.failures_by_source, source: tries}  # a new dict: JSON columns track assignment
+    row.failures_by_source = {
+        **row.failures_by_source,
+        source: tries,
+    }  # a new dict: JSON columns track assignment
     session.flush()
     return max(0, min(MAX_FAILURES - row.failures, FAILURES_PER_SOURCE - tries))
 

@@ -26,7 +26,9 @@ SIGNATURE = "X-Fulcrum-Signature"
 TIME = "X-Fulcrum-Time"  # on every answer: the responder's unix time when it answered
 
 CLOCK_SKEW = 30  # seconds a request's timestamp may differ from the receiver's clock
-NONCE_MEMORY = 2 * CLOCK_SKEW + 1  # seconds past max(now, its timestamp) a nonce is refused again: longer than it could pass
+NONCE_MEMORY = (
+    2 * CLOCK_SKEW + 1
+)  # seconds past max(now, its timestamp) a nonce is refused again: longer than it could pass
 
 
 class PeerAuthError(Exception):
@@ -48,7 +50,9 @@ def body_hash(body: bytes) -> str:
     return hashlib.sha256(body).hexdigest()
 
 
-def request_signature(key: bytes, method: str, path: str, timestamp: str, nonce: str, node: str, body: bytes) -> str:
+def request_signature(
+    key: bytes, method: str, path: str, timestamp: str, nonce: str, node: str, body: bytes
+) -> str:
     message = "\n".join((method.upper(), path, timestamp, nonce, node, body_hash(body)))
     return hmac.new(key, message.encode(), hashlib.sha256).hexdigest()
 
@@ -58,10 +62,14 @@ def response_signature(key: bytes, status: int, request_nonce: str, responder_ti
     return hmac.new(key, message.encode(), hashlib.sha256).hexdigest()
 
 
-def sign_request(key: bytes, node: str, method: str, path: str, body: bytes, now: float | None = None) -> SignedHeaders:
+def sign_request(
+    key: bytes, node: str, method: str, path: str, body: bytes, now: float | None = None
+) -> SignedHeaders:
     timestamp = str(int(now if now is not None else clock.now()))
     nonce = secrets.token_hex(16)
-    return SignedHeaders(node, timestamp, nonce, request_signature(key, method, path, timestamp, nonce, node, body))
+    return SignedHeaders(
+        node, timestamp, nonce, request_signature(key, method, path, timestamp, nonce, node, body)
+    )
 
 
 class NonceStore(Protocol):
@@ -89,21 +97,30 @@ def verify_request(
     now = clock.now() if now is None else now
     skew = abs(now - int(signed.timestamp))
     if skew > CLOCK_SKEW:
-        raise PeerAuthError(f"clocks differ by {skew:.0f} s: the request's timestamp against this node's clock (at most {CLOCK_SKEW} s); check both clocks (NTP)")
+        raise PeerAuthError(
+            f"clocks differ by {skew:.0f} s: the request's timestamp against this node's clock (at "
+            f"most {CLOCK_SKEW} s); check both clocks (NTP)"
+        )
     if len(signed.nonce) != 32:
         raise PeerAuthError("X-Fulcrum-Nonce must be 16 bytes in hex")
     expected = request_signature(key, method, path, signed.timestamp, signed.nonce, signed.node, body)
     if not hmac.compare_digest(expected, signed.signature):
-        raise PeerAuthError("the signature does not match: not signed with this pair's key, or altered on the way")
+        raise PeerAuthError(
+            "the signature does not match: not signed with this pair's key, or altered on the way"
+        )
     if not nonces.first_use(signed.nonce, max(now, int(signed.timestamp)) + NONCE_MEMORY):
         raise PeerAuthError("this request was seen before (replayed nonce)")
     return signed
 
 
-def verify_response(key: bytes, status: int, request_nonce: str, headers: dict[str, str], body: bytes) -> None:
+def verify_response(
+    key: bytes, status: int, request_nonce: str, headers: dict[str, str], body: bytes
+) -> None:
     signature = headers.get(SIGNATURE.lower())
     if signature is None:
         raise PeerAuthError(f"the peer's answer (HTTP {status}) is not signed")
     responder_time = headers.get(TIME.lower(), "")
-    if not hmac.compare_digest(response_signature(key, status, request_nonce, responder_time, body), signature):
+    if not hmac.compare_digest(
+        response_signature(key, status, request_nonce, responder_time, body), signature
+    ):
         raise PeerAuthError(f"the peer's answer (HTTP {status}) is not signed with this pair's key")

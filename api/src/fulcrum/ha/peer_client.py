@@ -65,7 +65,9 @@ class PeerResponse:
 
 
 class PeerClient:
-    def __init__(self, url: str, node: str, key: bytes, pin: str | None, transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self, url: str, node: str, key: bytes, pin: str | None, transport: httpx.BaseTransport | None = None
+    ) -> None:
         self.url = url.rstrip("/")
         self.node = node
         self.key = key
@@ -85,7 +87,10 @@ class PeerClient:
         full_path = "/api/v1/peer" + path
         body = b"" if payload is None else json.dumps(payload, separators=(",", ":")).encode()
         signed = peer_auth.sign_request(self.key, self.node, method, full_path, body)
-        headers = {**signed.as_dict(), **({"Content-Type": "application/json"} if payload is not None else {})}
+        headers = {
+            **signed.as_dict(),
+            **({"Content-Type": "application/json"} if payload is not None else {}),
+        }
         sent = clock.now()
         try:
             with httpx.Client(verify=self._tls(), timeout=timeout, transport=self.transport) as http:
@@ -96,15 +101,19 @@ class PeerClient:
             refused = tls.not_pinned(error)
             if refused is not None:
                 raise PeerUntrusted(
-                    f"the peer at {self.url} presented a certificate with SHA-256 {refused.presented}, not the pinned "
-                    f"{refused.pinned}: refused, nothing sent (a renewed certificate is announced by the peer itself)",
+                    f"the peer at {self.url} presented a certificate with SHA-256 {refused.presented}, not "
+                    "the pinned "
+                    f"{refused.pinned}: refused, nothing sent (a renewed certificate is announced by the "
+                    "peer itself)",
                     refused.presented,
                 ) from None
             raise PeerUnreachable(f"the peer at {self.url} is not reachable: {error}") from error
         lowered = {k.lower(): v for k, v in response.headers.items()}
         offset = clock_offset(lowered.get(peer_auth.TIME.lower()), sent, clock.now())
         if response.status_code == 401 and peer_auth.SIGNATURE.lower() not in lowered:
-            raise PeerAuthFailed(f"the peer refused this node's signature: {response_detail(response)}", offset)
+            raise PeerAuthFailed(
+                f"the peer refused this node's signature: {response_detail(response)}", offset
+            )
         try:
             peer_auth.verify_response(self.key, response.status_code, signed.nonce, lowered, response.content)
         except peer_auth.PeerAuthError as error:
@@ -119,7 +128,11 @@ class PeerClient:
         if not self.url.startswith("https://"):
             return True  # plain HTTP: no TLS to configure
         if self.pin is None:
-            raise PeerUntrusted(f"no certificate is pinned for the peer at {self.url} (paired before certificates were pinned): unpair and pair again", None)
+            raise PeerUntrusted(
+                f"no certificate is pinned for the peer at {self.url} (paired before certificates were "
+                "pinned): unpair and pair again",
+                None,
+            )
         return tls.peer_context(self.pin)
 
 

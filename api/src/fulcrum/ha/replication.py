@@ -69,16 +69,35 @@ def apply_users(session: Session, actor: audit.Actor, records: list[UserRecord])
     """Make this node's accounts equal the peer's. Sessions end where a password changed or an
     account was disabled, as they do on the node where that was edited; API tokens stay."""
     if not any(r.role == Role.ADMIN and not r.disabled for r in records):
-        raise ConfigInvalid([{"loc": ["body", "users"], "msg": "the peer's users include no active admin; not taken", "type": "value_error"}])
+        raise ConfigInvalid(
+            [
+                {
+                    "loc": ["body", "users"],
+                    "msg": "the peer's users include no active admin; not taken",
+                    "type": "value_error",
+                }
+            ]
+        )
     existing = {u.username: u for u in list_users(session)}
     changes: dict[str, list[str]] = {"created": [], "updated": [], "deleted": []}
     for record in records:
         row = existing.pop(record.username, None)
         if row is None:
-            session.add(User(username=record.username, password_hash=record.password_hash, role=record.role.value, disabled=record.disabled))
+            session.add(
+                User(
+                    username=record.username,
+                    password_hash=record.password_hash,
+                    role=record.role.value,
+                    disabled=record.disabled,
+                )
+            )
             changes["created"].append(record.username)
             continue
-        if (row.password_hash, row.role, row.disabled) == (record.password_hash, record.role.value, record.disabled):
+        if (row.password_hash, row.role, row.disabled) == (
+            record.password_hash,
+            record.role.value,
+            record.disabled,
+        ):
             continue
         if row.password_hash != record.password_hash:
             row.password_hash = record.password_hash
@@ -107,7 +126,16 @@ def outgoing(session: Session, node_name: str, force: bool = False) -> ConfigPus
         if not force:
             return None
         users = [UserRecord.model_validate(u) for u in users_payload(session)]
-        return ConfigPush(shared=None, users=users, shared_hash=None, lineage=None, history=[], origin_revision=None, origin_node=node_name, force=True)
+        return ConfigPush(
+            shared=None,
+            users=users,
+            shared_hash=None,
+            lineage=None,
+            history=[],
+            origin_revision=None,
+            origin_node=node_name,
+            force=True,
+        )
     snapshot = revisions.snapshot_of(head)
     assert snapshot is not None
     return ConfigPush(
@@ -127,22 +155,57 @@ def outgoing(session: Session, node_name: str, force: bool = False) -> ConfigPus
 
 def _merged(session: Session, shared: dict[str, Any]) -> ConfigSnapshot:
     """The peer's shared part with this node's own node settings, validated as a whole."""
-    return validated(lambda: ConfigSnapshot.model_validate({**shared, "node": node_settings(session)}), prefix=("body", "shared"))
+    return validated(
+        lambda: ConfigSnapshot.model_validate({**shared, "node": node_settings(session)}),
+        prefix=("body", "shared"),
+    )
 
 
-def accept(session: Session, runtime: HaRuntime, applier: Applier, push: ConfigPush, source: str) -> ConfigReply:
+def accept(
+    session: Session, runtime: HaRuntime, applier: Applier, push: ConfigPush, source: str
+) -> ConfigReply:
     """Handle a peer's push. The caller holds the commit lock."""
     actor = audit.Actor(username=f"peer:{push.origin_node}", source=source)
     head = lineage.head(session)
-    if push.shared is None or push.shared_hash is None or push.lineage is None or push.origin_revision is None:
+    if (
+        push.shared is None
+        or push.shared_hash is None
+        or push.lineage is None
+        or push.origin_revision is None
+    ):
         if not push.force:
-            raise ConfigInvalid([{"loc": ["body", "shared"], "msg": "only a forced push may come without configuration", "type": "value_error"}])
+            raise ConfigInvalid(
+                [
+                    {
+                        "loc": ["body", "shared"],
+                        "msg": "only a forced push may come without configuration",
+                        "type": "value_error",
+                    }
+                ]
+            )
         apply_users(session, actor, push.users)
-        return ConfigReply(result="forced", revision=head.number if head else None, state=head.state if head else None, shared_hash=head.shared_hash if head else None)
+        return ConfigReply(
+            result="forced",
+            revision=head.number if head else None,
+            state=head.state if head else None,
+            shared_hash=head.shared_hash if head else None,
+        )
     snapshot = _merged(session, push.shared)
     if lineage.shared_hash(snapshot) != push.shared_hash:
-        raise ConfigInvalid([{"loc": ["body", "shared_hash"], "msg": "does not match the shared configuration sent", "type": "value_error"}])
-    mine = Head(revision=head.number, shared_hash=head.shared_hash, lineage=head.lineage) if head and head.lineage and head.shared_hash else None
+        raise ConfigInvalid(
+            [
+                {
+                    "loc": ["body", "shared_hash"],
+                    "msg": "does not match the shared configuration sent",
+                    "type": "value_error",
+                }
+            ]
+        )
+    mine = (
+        Head(revision=head.number, shared_hash=head.shared_hash, lineage=head.lineage)
+        if head and head.lineage and head.shared_hash
+        else None
+    )
     theirs = Head(revision=push.origin_revision, shared_hash=push.shared_hash, lineage=push.lineage)
     seen_from_here = relation(mine, lineage.history(session), theirs, push.history)
     if seen_from_here == "in_sync":
@@ -151,13 +214,25 @@ def accept(session: Session, runtime: HaRuntime, applier: Applier, push: ConfigP
             # next change on either side is recognised as a descendant.
             head.lineage = push.lineage
         apply_users(session, actor, push.users)
-        return ConfigReply(result="in_sync", revision=head.number if head else None, state=head.state if head else None, shared_hash=push.shared_hash)
+        return ConfigReply(
+            result="in_sync",
+            revision=head.number if head else None,
+            state=head.state if head else None,
+            shared_hash=push.shared_hash,
+        )
     if seen_from_here == "peer_behind" and not push.force:
-        return ConfigReply(result="peer_ahead", revision=mine.revision if mine else None, state=head.state if head else None, shared_hash=mine.shared_hash if mine else None)
+        return ConfigReply(
+            result="peer_ahead",
+            revision=mine.revision if mine else None,
+            state=head.state if head else None,
+            shared_hash=mine.shared_hash if mine else None,
+        )
     if seen_from_here == "conflict" and not push.force:
         message = (
-            f"configuration conflict with {push.origin_node}: both nodes changed the shared configuration since they "
-            f"last agreed (here revision {mine.revision if mine else '-'}, there revision {push.origin_revision}); "
+            f"configuration conflict with {push.origin_node}: both nodes changed the shared configuration "
+            "since they "
+            f"last agreed (here revision {mine.revision if mine else '-'}, there revision "
+            f"{push.origin_revision}); "
             "nothing was overwritten; choose the winner (POST /api/v1/ha/resolve)"
         )
         runtime.record_conflict(mine.lineage if mine else "", push.lineage, message, session=session)
@@ -174,15 +249,24 @@ def accept(session: Session, runtime: HaRuntime, applier: Applier, push: ConfigP
     except Conflict as error:
         if isinstance(error, ReplicationConflict):
             raise
-        raise Conflict(f"this node cannot take the configuration now: {error.message}", result="busy", **error.extra) from error
+        raise Conflict(
+            f"this node cannot take the configuration now: {error.message}", result="busy", **error.extra
+        ) from error
     apply_users(session, actor, push.users)
     events.emit(
         runtime.telemetry, "ha.sync", Severity.INFO,
-        f"revision {push.origin_revision} of {push.origin_node} applied here as revision {revision.number} ({revision.state})",
-        {"peer": push.origin_node, "peer_revision": push.origin_revision, "revision": revision.number, "forced": push.force},
+        f"revision {push.origin_revision} of {push.origin_node} applied here as revision {revision.number} "
+        f"({revision.state})",
+        {"peer": push.origin_node, "peer_revision": push.origin_revision, "revision": revision.number,
+         "forced": push.force},
         session=session,
     )  # fmt: skip
-    return ConfigReply(result="forced" if push.force else "fast_forward", revision=revision.number, state=revision.state, shared_hash=revision.shared_hash)
+    return ConfigReply(
+        result="forced" if push.force else "fast_forward",
+        revision=revision.number,
+        state=revision.state,
+        shared_hash=revision.shared_hash,
+    )
 
 
 # --- sending -----------------------------------------------------------------------------------
@@ -209,13 +293,20 @@ def push(runtime: HaRuntime, force: bool = False) -> SyncResult:
         peer = client_for(pairing, name)
         peer_name = pairing.peer_name
     if payload is None:
-        return SyncResult(result="nothing_to_push", local_revision=None, peer_revision=None, message="this node has no committed configuration yet")
+        return SyncResult(
+            result="nothing_to_push",
+            local_revision=None,
+            peer_revision=None,
+            message="this node has no committed configuration yet",
+        )
 
     try:
         response = peer.post("/config", payload.model_dump(mode="json"), timeout=APPLY_TIMEOUT)
     except PeerError as error:
         runtime.peer_failed(peer_name, str(error))
-        return SyncResult(result="failed", local_revision=payload.origin_revision, peer_revision=None, message=str(error))
+        return SyncResult(
+            result="failed", local_revision=payload.origin_revision, peer_revision=None, message=str(error)
+        )
     return _outcome(runtime, payload, response, peer_name)
 
 
@@ -228,10 +319,26 @@ def _outcome(runtime: HaRuntime, payload: ConfigPush, response: PeerResponse, pe
         runtime.retry_at.pop(lineage_id, None)
         if payload.shared is None:
             message = f"{peer_name} took this node's users; this node has no committed configuration yet"
-            runtime.set_sync("peer_ahead" if reply.revision is not None else "in_sync", message, reply.revision, reply.shared_hash)
+            runtime.set_sync(
+                "peer_ahead" if reply.revision is not None else "in_sync",
+                message,
+                reply.revision,
+                reply.shared_hash,
+            )
         elif reply.result in ("fast_forward", "forced"):
             message = f"{peer_name} applied revision {mine} as its revision {reply.revision} ({reply.state})"
-            events.emit(runtime.telemetry, "ha.sync", Severity.INFO, message, {"peer": peer_name, "revision": mine, "peer_revision": reply.revision, "forced": payload.force})
+            events.emit(
+                runtime.telemetry,
+                "ha.sync",
+                Severity.INFO,
+                message,
+                {
+                    "peer": peer_name,
+                    "revision": mine,
+                    "peer_revision": reply.revision,
+                    "forced": payload.force,
+                },
+            )
             runtime.set_sync("in_sync", message, reply.revision, reply.shared_hash)
         elif reply.result == "in_sync":
             message = f"{peer_name} runs the same shared configuration (its revision {reply.revision})"
@@ -239,12 +346,16 @@ def _outcome(runtime: HaRuntime, payload: ConfigPush, response: PeerResponse, pe
         else:
             message = f"{peer_name} has newer configuration (its revision {reply.revision}); it sends it here"
             runtime.set_sync("peer_ahead", message, reply.revision, reply.shared_hash)
-        return SyncResult(result=reply.result, local_revision=mine, peer_revision=reply.revision, message=message)
+        return SyncResult(
+            result=reply.result, local_revision=mine, peer_revision=reply.revision, message=message
+        )
     if response.status == 409 and data.get("result") == "conflict":
         message = response.detail
         runtime.record_conflict(lineage_id, str(data.get("lineage")), message)
         runtime.set_sync("conflict", message, data.get("revision"), data.get("shared_hash"))
-        return SyncResult(result="conflict", local_revision=mine, peer_revision=data.get("revision"), message=message)
+        return SyncResult(
+            result="conflict", local_revision=mine, peer_revision=data.get("revision"), message=message
+        )
     runtime.push_failed(lineage_id)
     message = f"{peer_name} could not apply revision {mine}: {_describe(response)}"
     runtime.set_sync("peer_behind", message)
@@ -254,12 +365,14 @@ def _outcome(runtime: HaRuntime, payload: ConfigPush, response: PeerResponse, pe
 def _describe(response: PeerResponse) -> str:
     data = response.data
     if isinstance(data, dict) and isinstance(data.get("detail"), list):
-        return "; ".join(f"{'.'.join(str(p) for p in e.get('loc', []))}: {e.get('msg')}" for e in data["detail"])
+        return "; ".join(
+            f"{'.'.join(str(p) for p in e.get('loc', []))}: {e.get('msg')}" for e in data["detail"]
+        )
     return response.detail
 
 
 def sync_now(runtime: HaRuntime, actor: audit.Actor) -> SyncResult:
-    """"Make the standby match": push now, even a head the peer failed to apply a moment ago."""
+    """ "Make the standby match": push now, even a head the peer failed to apply a moment ago."""
     with runtime.session_scope() as session:
         audit.record(session, actor, "ha.sync", "")
     runtime.retry_at.clear()
@@ -270,7 +383,14 @@ def resolve(runtime: HaRuntime, applier: Applier, actor: audit.Actor, winner: st
     """End a conflict: this node's configuration wins ("local": forced on the peer) or the peer's."""
     result = push(runtime, force=True) if winner == "local" else pull(runtime, applier)
     with runtime.session_scope() as session:
-        audit.record(session, actor, "ha.resolve", winner, result.model_dump(mode="json"), success=result.result not in ("failed", "conflict"))
+        audit.record(
+            session,
+            actor,
+            "ha.resolve",
+            winner,
+            result.model_dump(mode="json"),
+            success=result.result not in ("failed", "conflict"),
+        )
     runtime.wake()
     return result
 
@@ -297,10 +417,17 @@ def pull(runtime: HaRuntime, applier: Applier) -> SyncResult:
     if payload is None:
         raise Conflict(f"{pairing.peer_name} has no committed configuration to take")
     with revisions.commit_lock, runtime.session_scope() as session:
-        reply = accept(session, runtime, applier, payload.model_copy(update={"force": True}), pairing.peer_url)
+        reply = accept(
+            session, runtime, applier, payload.model_copy(update={"force": True}), pairing.peer_url
+        )
     message = f"took {pairing.peer_name}'s revision {payload.origin_revision} as revision {reply.revision}"
     runtime.set_sync("in_sync", message, payload.origin_revision, payload.shared_hash)
-    return SyncResult(result="pulled" if reply.result != "in_sync" else "in_sync", local_revision=reply.revision, peer_revision=payload.origin_revision, message=message)
+    return SyncResult(
+        result="pulled" if reply.result != "in_sync" else "in_sync",
+        local_revision=reply.revision,
+        peer_revision=payload.origin_revision,
+        message=message,
+    )
 
 
 # --- comparing ---------------------------------------------------------------------------------
@@ -310,10 +437,17 @@ def _document(payload: ConfigPush | None) -> list[str]:
     if payload is None:
         return []
     users = [
-        {"username": u.username, "role": u.role.value, "disabled": u.disabled, "password": hashlib.sha256(u.password_hash.encode()).hexdigest()[:12]}
+        {
+            "username": u.username,
+            "role": u.role.value,
+            "disabled": u.disabled,
+            "password": hashlib.sha256(u.password_hash.encode()).hexdigest()[:12],
+        }
         for u in payload.users
     ]
-    return json.dumps({**(payload.shared or {}), "users": users}, indent=2, sort_keys=True).splitlines(keepends=True)
+    return json.dumps({**(payload.shared or {}), "users": users}, indent=2, sort_keys=True).splitlines(
+        keepends=True
+    )
 
 
 def diff(runtime: HaRuntime) -> HaDiff:
@@ -324,8 +458,12 @@ def diff(runtime: HaRuntime) -> HaDiff:
         difflib.unified_diff(
             _document(mine),
             _document(theirs),
-            fromfile=f"this node (revision {mine.origin_revision})" if mine else "this node (nothing committed)",
-            tofile=f"{pairing.peer_name} (revision {theirs.origin_revision})" if theirs else f"{pairing.peer_name} (nothing committed)",
+            fromfile=f"this node (revision {mine.origin_revision})"
+            if mine
+            else "this node (nothing committed)",
+            tofile=f"{pairing.peer_name} (revision {theirs.origin_revision})"
+            if theirs
+            else f"{pairing.peer_name} (nothing committed)",
         )
     )
     return HaDiff(

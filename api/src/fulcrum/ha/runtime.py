@@ -97,11 +97,18 @@ class HaRuntime:
 
     @classmethod
     def create(cls, settings: Settings, sessions: sessionmaker[Session], telemetry: Telemetry) -> HaRuntime:
-        return cls(settings, telemetry, lambda: _scope(sessions), served_certificate=tls.served_fingerprint(settings.tls_certfile))
+        return cls(
+            settings,
+            telemetry,
+            lambda: _scope(sessions),
+            served_certificate=tls.served_fingerprint(settings.tls_certfile),
+        )
 
     # --- what the watcher and the endpoints report -----------------------------------------
 
-    def set_sync(self, state: str, message: str = "", peer_revision: int | None = None, peer_hash: str | None = None) -> None:
+    def set_sync(
+        self, state: str, message: str = "", peer_revision: int | None = None, peer_hash: str | None = None
+    ) -> None:
         with self.lock:
             if state != self.sync.state or self.sync.since is None:
                 self.sync.since = utcnow()
@@ -122,7 +129,9 @@ class HaRuntime:
             self.peer.misses = 0
             self.peer.untrusted_certificate = None
         if was is False:
-            events.emit(self.telemetry, "ha.peer_reachable", Severity.INFO, f"peer {status.name} answers again")
+            events.emit(
+                self.telemetry, "ha.peer_reachable", Severity.INFO, f"peer {status.name} answers again"
+            )
 
     def peer_clock(self, name: str, offset: float) -> None:
         """The skew measured on a poll (answered or refused); ha.clock_skew when it nears the limit."""
@@ -135,12 +144,20 @@ class HaRuntime:
         detail = {"peer": name, "offset": round(offset, 3), "limit": CLOCK_SKEW}
         if raise_alarm:
             events.emit(
-                self.telemetry, "ha.clock_skew", Severity.CRITICAL if abs(offset) > CLOCK_SKEW else Severity.WARNING,
-                f"clocks differ by {abs(offset):.0f} s: {name}'s is {'ahead' if offset > 0 else 'behind'}; peer requests are refused beyond {CLOCK_SKEW} s (check time sync on both nodes)",
+                self.telemetry, "ha.clock_skew",
+                Severity.CRITICAL if abs(offset) > CLOCK_SKEW else Severity.WARNING,
+                f"clocks differ by {abs(offset):.0f} s: {name}'s is {'ahead' if offset > 0 else 'behind'}; "
+                f"peer requests are refused beyond {CLOCK_SKEW} s (check time sync on both nodes)",
                 detail,
             )  # fmt: skip
         elif clear_alarm:
-            events.emit(self.telemetry, "ha.clock_skew", Severity.INFO, f"clocks agree again: {name}'s differs by {abs(offset):.1f} s", detail)
+            events.emit(
+                self.telemetry,
+                "ha.clock_skew",
+                Severity.INFO,
+                f"clocks agree again: {name}'s differs by {abs(offset):.1f} s",
+                detail,
+            )
 
     def peer_failed(self, name: str, problem: str, presented_certificate: str | None = None) -> None:
         """A request to the peer failed; after PEER_MISSES_TO_UNREACHABLE in a row it is unreachable,
@@ -155,16 +172,25 @@ class HaRuntime:
             self.peer.reachable = False
             if was is not False:
                 self.peer.unreachable_since = utcnow()
-            newly_untrusted = presented_certificate is not None and presented_certificate != self.peer.untrusted_certificate
+            newly_untrusted = (
+                presented_certificate is not None and presented_certificate != self.peer.untrusted_certificate
+            )
             if presented_certificate is not None:
                 self.peer.untrusted_certificate = presented_certificate
         if newly_untrusted:
             events.emit(
-                self.telemetry, "ha.peer_untrusted", Severity.CRITICAL, f"peer {name} is not trusted: {problem}",
+                self.telemetry, "ha.peer_untrusted", Severity.CRITICAL,
+                f"peer {name} is not trusted: {problem}",
                 {"problem": problem, "presented_certificate": presented_certificate},
             )  # fmt: skip
         elif was is not False:
-            events.emit(self.telemetry, "ha.peer_unreachable", Severity.WARNING, f"peer {name} is unreachable: {problem}", {"problem": problem})
+            events.emit(
+                self.telemetry,
+                "ha.peer_unreachable",
+                Severity.WARNING,
+                f"peer {name} is unreachable: {problem}",
+                {"problem": problem},
+            )
         self.set_sync("unreachable", problem)
 
     # --- this node's own states ----------------------------------------------------------------
@@ -232,7 +258,14 @@ class HaRuntime:
             if self.conflict_recorded == (local, peer):
                 return
             self.conflict_recorded = (local, peer)
-        events.emit(self.telemetry, "ha.conflict", Severity.CRITICAL, message, {"local_lineage": local, "peer_lineage": peer}, session=session)
+        events.emit(
+            self.telemetry,
+            "ha.conflict",
+            Severity.CRITICAL,
+            message,
+            {"local_lineage": local, "peer_lineage": peer},
+            session=session,
+        )
 
     def may_push(self, lineage: str, now: float | None = None) -> bool:
         return self.retry_at.get(lineage, 0.0) <= (time.monotonic() if now is None else now)

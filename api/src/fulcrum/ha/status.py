@@ -8,6 +8,7 @@ both are MASTER and both accept edits; the histories may then diverge, which rep
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -110,5 +111,9 @@ class SplitBrainTracker:
         return self.holding and now >= self.hold_until and peer_master_of_all and not local_master_of_any
 
 
-def both_master(local_groups: dict[str, str], peer_groups: dict[str, str]) -> list[str]:
-    return [name for name, state in local_groups.items() if state == "MASTER" and peer_groups.get(name) == "MASTER"]
+def both_master(local_groups: Mapping[str, str], peer_groups: Mapping[str, str]) -> list[str]:
+    return [
+        name
+        for name, state in local_groups.items()
+        if state == "MASTER" and peer_groups.get(name) == "MASTER"
+    ]

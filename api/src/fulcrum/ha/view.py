@@ -16,12 +16,21 @@ from fulcrum.ha.pairing import current_pairing
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.ha.status import Side, is_writer
 from fulcrum.ha.wire import Head, PeerStatus
-from fulcrum.models.ha import HaPairing
 from fulcrum.models._types import utcnow
-from fulcrum.schemas.ha import ActiveNode, ConnSync, GroupState, HaNode, HaPeer, HaStatus, HaSync, SplitBrain, Transition
+from fulcrum.models.ha import HaPairing
+from fulcrum.schemas.ha import (
+    ActiveNode,
+    ConnSync,
+    GroupState,
+    HaNode,
+    HaPeer,
+    HaStatus,
+    HaSync,
+    SplitBrain,
+    Transition,
+)
 from fulcrum.services import lineage, revisions
 from fulcrum.services.ha_config import get_node
-
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +79,7 @@ def local_view(session: Session, runtime: HaRuntime) -> LocalView:
     running: ConfigSnapshot | None = revisions.snapshot_of(revisions.running(session))
     saved = get_node(session)
     node = running.node if running else saved
+    # Never None: Settings fills the default in after validation.
     maintenance = local.in_maintenance(runtime.settings.maintenance_file)  # type: ignore[arg-type]
     reported = local.reported_states(session, running)
     dataplane = vrrp_view(runtime) if running and running.vip_groups else None
@@ -77,7 +87,9 @@ def local_view(session: Session, runtime: HaRuntime) -> LocalView:
     for group in sorted(running.vip_groups if running else [], key=lambda g: g.name):
         told = reported[group.name]
         state, held = local.read_state(group, node, told.state, dataplane, maintenance)
-        groups.append(local.GroupState(group.name, state, runtime.since(group.name, state, told.state, told.at), held))
+        groups.append(
+            local.GroupState(group.name, state, runtime.since(group.name, state, told.state, told.at), held)
+        )
     if pairing is None:
         role = "maintenance" if maintenance else "standalone"
     else:
@@ -88,12 +100,27 @@ def local_view(session: Session, runtime: HaRuntime) -> LocalView:
     writer = is_writer(Side(saved.name, node.priority, role), pairing is not None, peer_side, peer_name)
     preempt = any(group.preempt for group in running.vip_groups) if running else False
     return LocalView(
-        pairing, saved.name, node, groups, reported, maintenance, role, writer, head_of(session), lineage.history(session), preempt
+        pairing,
+        saved.name,
+        node,
+        groups,
+        reported,
+        maintenance,
+        role,
+        writer,
+        head_of(session),
+        lineage.history(session),
+        preempt,
     )
 
 
 def _groups(view: LocalView) -> list[GroupState]:
-    return [GroupState(name=g.name, state=g.state, since=g.since, vips_held=list(g.vips_held)) for g in view.groups]  # type: ignore[arg-type]
+    # LocalView keeps it as a str; the model checks the literal.
+    # LocalView keeps the state as a str; the model checks the literal.
+    return [
+        GroupState(name=g.name, state=g.state, since=g.since, vips_held=list(g.vips_held))  # type: ignore[arg-type]
+        for g in view.groups
+    ]
 
 
 def active_node(view: LocalView, peer: HaPeer | None, split_brain_confirmed: bool) -> ActiveNode:
@@ -125,7 +152,7 @@ def peer_status(session: Session, runtime: HaRuntime) -> PeerStatus:
     return PeerStatus(
         name=view.name,
         priority=view.running_node.priority,
-        role=view.role,  # type: ignore[arg-type]
+        role=view.role,  # type: ignore[arg-type]  # kept as str in LocalView; the model checks the literal
         groups=_groups(view),
         maintenance=view.maintenance,
         writer=view.writer,
@@ -134,6 +161,7 @@ def peer_status(session: Session, runtime: HaRuntime) -> PeerStatus:
         users_hash=replication.users_hash(replication.users_payload(session)),
         connections=local.connections(runtime.telemetry.latest),
         established=local.established(runtime.telemetry.latest),
+        # LocalView keeps it as a str; the model checks the literal.
         conn_sync_daemon=_daemon(view),  # type: ignore[arg-type]
         transitions=[Transition.model_validate(t) for t in local.transitions(session, view.name)],
         time=utcnow(),
@@ -162,7 +190,11 @@ def ha_status(session: Session, runtime: HaRuntime) -> HaStatus:
                 untrusted_certificate=cache.untrusted_certificate,
                 clock_offset=round(cache.clock_offset, 3) if cache.clock_offset is not None else None,
             )
-        sync_state = "unpaired" if view.pairing is None else (sync.state if sync.state != "unpaired" else "unreachable")
+        sync_state = (
+            "unpaired"
+            if view.pairing is None
+            else (sync.state if sync.state != "unpaired" else "unreachable")
+        )
         message = sync.message
         if view.pairing is not None and cache.reachable is None:
             message = "the peer has not been asked yet"
@@ -175,6 +207,7 @@ def ha_status(session: Session, runtime: HaRuntime) -> HaStatus:
         return HaStatus(
             node=HaNode(
                 name=view.name,
+                # LocalView keeps it as a str; the model checks the literal.
                 role=view.role,  # type: ignore[arg-type]
                 groups=_groups(view),
                 maintenance=view.maintenance,
@@ -187,10 +220,13 @@ def ha_status(session: Session, runtime: HaRuntime) -> HaStatus:
             peer=peer,
             active=active_node(view, peer, split.active),
             sync=HaSync(
+                # LocalView keeps it as a str; the model checks the literal.
                 state=sync_state,  # type: ignore[arg-type]
                 local_revision=view.head.revision if view.head else None,
                 local_hash=view.head.shared_hash if view.head else None,
-                peer_revision=peer_state.head.revision if peer_state and peer_state.head else sync.peer_revision,
+                peer_revision=peer_state.head.revision
+                if peer_state and peer_state.head
+                else sync.peer_revision,
                 peer_hash=peer_state.head.shared_hash if peer_state and peer_state.head else sync.peer_hash,
                 since=sync.since,
                 message=message,
@@ -198,6 +234,7 @@ def ha_status(session: Session, runtime: HaRuntime) -> HaStatus:
             conn_sync=ConnSync(
                 enabled=view.running_node.sync_interface is not None,
                 interface=view.running_node.sync_interface,
+                # LocalView keeps it as a str; the model checks the literal.
                 local_daemon=_daemon(view),  # type: ignore[arg-type]
                 local_connections=local.connections(runtime.telemetry.latest),
                 peer_connections=peer_state.connections if peer_state else None,
@@ -210,7 +247,6 @@ def ha_status(session: Session, runtime: HaRuntime) -> HaStatus:
             ),
             transitions=transitions[: local.TRANSITIONS_SHOWN],
         )
-
 
 
 def alert_sender(runtime: HaRuntime) -> NodeView:

@@ -36,20 +36,30 @@ def keep_local_state(runtime: HaRuntime, view: LocalView, now: float | None = No
         if runtime.disagrees_long(group.name, group.state not in (told, "UNKNOWN"), now):
             runtime.telemetry.record(
                 "vrrp_state", Severity.CRITICAL if group.state == "FAULT" else Severity.INFO,
-                f"VRRP instance {instance_name_of(group.name)} is {group.state} (was {told}): read from the data plane, "
-                "keepalived's notification did not arrive",
-                detail={"scope": "INSTANCE", "name": instance_name_of(group.name), "state": group.state, "priority": None,
-                        "previous": told, "source": "dataplane", "vips_held": list(group.vips_held)},
+                f"VRRP instance {instance_name_of(group.name)} is {group.state} (was {told}): read from the "
+                "data plane, keepalived's notification did not arrive",
+                detail={"scope": "INSTANCE", "name": instance_name_of(group.name), "state": group.state,
+                        "priority": None, "previous": told, "source": "dataplane",
+                        "vips_held": list(group.vips_held)},
             )  # fmt: skip
             runtime.disagrees_long(group.name, False)
-    change = runtime.role_unknown(view.pairing is not None and view.role == "unknown" and bool(view.groups), now)
+    change = runtime.role_unknown(
+        view.pairing is not None and view.role == "unknown" and bool(view.groups), now
+    )
     if change == "raise":
         states = ", ".join(f"{g.name} {g.state}" for g in view.groups)
         events.emit(runtime.telemetry, "ha.role_unknown", Severity.CRITICAL,
-                    f"the role of this node cannot be read ({states}): neither the data plane nor keepalived tells it",
+                    f"the role of this node cannot be read ({states}): neither the data plane nor keepalived "
+                    "tells it",
                     {"groups": {g.name: g.state for g in view.groups}})  # fmt: skip
     elif change == "clear":
-        events.emit(runtime.telemetry, "ha.role_known", Severity.INFO, f"the role of this node is known again: {view.role}", {"role": view.role})
+        events.emit(
+            runtime.telemetry,
+            "ha.role_known",
+            Severity.INFO,
+            f"the role of this node is known again: {view.role}",
+            {"role": view.role},
+        )
 
 
 def poll(runtime: HaRuntime) -> tuple[LocalView, PeerStatus | None] | None:
@@ -87,9 +97,11 @@ def poll(runtime: HaRuntime) -> tuple[LocalView, PeerStatus | None] | None:
 def tick(runtime: HaRuntime) -> None:
     membership.announce_certificate(runtime)  # first: the peer cannot reach a renewed certificate before it
     polled = poll(runtime)
-    if polled is None or polled[1] is None:
+    if polled is None:
         return
     view, peer = polled
+    if peer is None:
+        return
     guard_split_brain(runtime, view, peer)
     failback.consider(runtime, view, peer)
     with runtime.session_scope() as session:
@@ -99,11 +111,18 @@ def tick(runtime: HaRuntime) -> None:
     peer_revision = peer.head.revision if peer.head else None
     peer_hash = peer.head.shared_hash if peer.head else None
     if seen == "in_sync":
-        differs = users != peer.users_hash or (view.head is not None and peer.head is not None and view.head.lineage != peer.head.lineage)
+        differs = users != peer.users_hash or (
+            view.head is not None and peer.head is not None and view.head.lineage != peer.head.lineage
+        )
         if differs and view.writer:
             replication.push(runtime)
         else:
-            runtime.set_sync("in_sync", f"{peer.name} runs the same shared configuration (its revision {peer_revision})", peer_revision, peer_hash)
+            runtime.set_sync(
+                "in_sync",
+                f"{peer.name} runs the same shared configuration (its revision {peer_revision})",
+                peer_revision,
+                peer_hash,
+            )
     elif seen == "peer_behind":
         assert view.head is not None
         if runtime.may_push(view.head.lineage):
@@ -113,18 +132,28 @@ def tick(runtime: HaRuntime) -> None:
                 message = runtime.sync.message
             runtime.set_sync("peer_behind", message, peer_revision, peer_hash)
     elif seen == "peer_ahead":
-        runtime.set_sync("peer_ahead", f"{peer.name} has newer configuration (its revision {peer_revision}); it sends it here", peer_revision, peer_hash)
+        runtime.set_sync(
+            "peer_ahead",
+            f"{peer.name} has newer configuration (its revision {peer_revision}); it sends it here",
+            peer_revision,
+            peer_hash,
+        )
     else:
         assert view.head is not None and peer.head is not None
         message = (
-            f"configuration conflict with {peer.name}: both nodes changed the shared configuration since they last "
+            f"configuration conflict with {peer.name}: both nodes changed the shared configuration since "
+            "they last "
             f"agreed (here revision {view.head.revision}, there revision {peer_revision}); choose the winner"
         )
-        runtime.record_conflict(view.head.lineage, peer.head.lineage, message)  # the event first: the status then implies it
+        runtime.record_conflict(
+            view.head.lineage, peer.head.lineage, message
+        )  # the event first: the status then implies it
         runtime.set_sync("conflict", message, peer_revision, peer_hash)
 
 
-def guard_split_brain(runtime: HaRuntime, view: LocalView, peer: PeerStatus, now: float | None = None) -> None:
+def guard_split_brain(
+    runtime: HaRuntime, view: LocalView, peer: PeerStatus, now: float | None = None
+) -> None:
     now = time.monotonic() if now is None else now
     mine = view.group_states
     theirs = {g.name: g.state for g in peer.groups}
@@ -142,7 +171,8 @@ def guard_split_brain(runtime: HaRuntime, view: LocalView, peer: PeerStatus, now
             split.start_hold(now)
             events.emit(
                 runtime.telemetry, "ha.maintenance", Severity.WARNING,
-                f"maintenance on: stepping down for at least {split.hold:.0f} s to end the split brain ({peer.name} has precedence)",
+                f"maintenance on: stepping down for at least {split.hold:.0f} s to end the split brain "
+                f"({peer.name} has precedence)",
                 {"enabled": True, "reason": "split_brain"},
             )  # fmt: skip
     peer_master_of_all = bool(theirs) and all(state == "MASTER" for state in theirs.values())

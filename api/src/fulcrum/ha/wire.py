@@ -66,7 +66,9 @@ class PeerStatus(_Message):
 class UserRecord(_Message):
     username: Username
     role: Role
-    password_hash: Annotated[str, StringConstraints(pattern=r"^\$argon2(id|i|d)\$[A-Za-z0-9$=,+/.]+$", max_length=255)]
+    password_hash: Annotated[
+        str, StringConstraints(pattern=r"^\$argon2(id|i|d)\$[A-Za-z0-9$=,+/.]+$", max_length=255)
+    ]
     disabled: bool
 
 

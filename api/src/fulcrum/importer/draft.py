@@ -112,7 +112,9 @@ def assemble(fmt: str, draft: ImportDraft, report: Report, files: list[str]) -> 
             continue
         family = ipaddress.ip_interface(group.addresses[0]).version
         if (family, group.virtual_router_id) in vrids or group.name in {g.name for g in groups}:
-            report.skipped(item.origin, f"VIP group {group.name}: its name or VRID is used by an earlier instance")
+            report.skipped(
+                item.origin, f"VIP group {group.name}: its name or VRID is used by an earlier instance"
+            )
             continue
         vrids.add((family, group.virtual_router_id))
         groups.append(group)

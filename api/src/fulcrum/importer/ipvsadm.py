@@ -22,17 +22,39 @@ IPVSADM_PERSISTENCE = 300  # -p without a timeout
 IPVSADM_SCHEDULER = "wlc"
 
 _LONG = {
-    "--add-service": "-A", "--edit-service": "-E", "--add-server": "-a", "--edit-server": "-e",
-    "--tcp-service": "-t", "--udp-service": "-u", "--fwmark-service": "-f", "--scheduler": "-s",
-    "--persistent": "-p", "--netmask": "-M", "--real-server": "-r", "--gatewaying": "-g",
-    "--masquerading": "-m", "--ipip": "-i", "--weight": "-w", "--u-threshold": "-x",
-    "--l-threshold": "-y", "--sched-flags": "-b", "--ops": "-o", "--pe": "--pe",
-    "--delete-service": "-D", "--delete-server": "-d", "--clear": "-C", "--zero": "-Z",
+    "--add-service": "-A",
+    "--edit-service": "-E",
+    "--add-server": "-a",
+    "--edit-server": "-e",
+    "--tcp-service": "-t",
+    "--udp-service": "-u",
+    "--fwmark-service": "-f",
+    "--scheduler": "-s",
+    "--persistent": "-p",
+    "--netmask": "-M",
+    "--real-server": "-r",
+    "--gatewaying": "-g",
+    "--masquerading": "-m",
+    "--ipip": "-i",
+    "--weight": "-w",
+    "--u-threshold": "-x",
+    "--l-threshold": "-y",
+    "--sched-flags": "-b",
+    "--ops": "-o",
+    "--pe": "--pe",
+    "--delete-service": "-D",
+    "--delete-server": "-d",
+    "--clear": "-C",
+    "--zero": "-Z",
 }
 _FORWARDING = {"-g": "dr", "-m": "nat", "-i": "tun"}
 _FLAGS = {
-    "sh-fallback": "scheduler_fallback", "mh-fallback": "scheduler_fallback", "flag-1": "scheduler_fallback",
-    "sh-port": "scheduler_port", "mh-port": "scheduler_port", "flag-2": "scheduler_port",
+    "sh-fallback": "scheduler_fallback",
+    "mh-fallback": "scheduler_fallback",
+    "flag-1": "scheduler_fallback",
+    "sh-port": "scheduler_port",
+    "mh-port": "scheduler_port",
+    "flag-2": "scheduler_port",
 }
 _SHELL = ('echo "', '"', "echo '", "'")
 
@@ -60,7 +82,11 @@ def map_ipvsadm(text: str, report: Report) -> tuple[ImportDraft, list[str]]:
         origin = Origin(MAIN, number, line)
         if not line or line.startswith("#"):
             continue
-        if line in _SHELL or line.startswith(("echo ", "#!")) or line.endswith("| ipvsadm -R") and line.startswith(('"', "'")):
+        if (
+            line in _SHELL
+            or line.startswith(("echo ", "#!"))
+            or (line.endswith("| ipvsadm -R") and line.startswith(('"', "'")))
+        ):
             report.imported(origin, "shell wrapper of ipvsadm -R input; the rules inside are read")
             continue
         words = line.split()
@@ -81,7 +107,21 @@ def map_ipvsadm(text: str, report: Report) -> tuple[ImportDraft, list[str]]:
 
 def _options(words: list[str]) -> list[tuple[str, str | None]]:
     """(option, value) pairs with long options made short; values where the option takes one."""
-    takes_value = {"-t", "-u", "-f", "-s", "-M", "-r", "-w", "-x", "-y", "-b", "--pe", "--tun-type", "--tun-port"}
+    takes_value = {
+        "-t",
+        "-u",
+        "-f",
+        "-s",
+        "-M",
+        "-r",
+        "-w",
+        "-x",
+        "-y",
+        "-b",
+        "--pe",
+        "--tun-type",
+        "--tun-port",
+    }
     pairs: list[tuple[str, str | None]] = []
     index = 0
     while index < len(words):
@@ -120,13 +160,19 @@ def _endpoint(text: str, what: str) -> tuple[str, int | None]:
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
-        raise _RuleError(f"{what} {text!r}: not a numeric address; save the rules with `ipvsadm -S -n`") from None
+        raise _RuleError(
+            f"{what} {text!r}: not a numeric address; save the rules with `ipvsadm -S -n`"
+        ) from None
     if port_text and not is_number(port_text):
-        raise _RuleError(f"{what} {text!r}: port {port_text!r} is not a number; save the rules with `ipvsadm -S -n`")
+        raise _RuleError(
+            f"{what} {text!r}: port {port_text!r} is not a number; save the rules with `ipvsadm -S -n`"
+        )
     return str(address), int(port_text) if port_text else None
 
 
-def _rule(words: list[str], origin: Origin, services: dict[tuple[str, str, int], _Service], report: Report) -> None:
+def _rule(
+    words: list[str], origin: Origin, services: dict[tuple[str, str, int], _Service], report: Report
+) -> None:
     pairs = _options(words)
     if not pairs:
         raise _RuleError("empty rule")
@@ -137,15 +183,19 @@ def _rule(words: list[str], origin: Origin, services: dict[tuple[str, str, int],
     if command not in ("-A", "-E", "-a", "-e"):
         raise _RuleError(f"not an ipvsadm rule that adds or edits a service or server ({words[0]!r})")
     if "-f" in options:
-        raise _RuleError("a fwmark service takes its packets from firewall rules outside IPVS; "
-                         "create a multi-port service with the address and ports the mark covered")
+        raise _RuleError(
+            "a fwmark service takes its packets from firewall rules outside IPVS; "
+            "create a multi-port service with the address and ports the mark covered"
+        )
     protocol = "udp" if "-u" in options else "tcp"
     vip = options.get("-t") or options.get("-u")
     if vip is None:
         raise _RuleError("no service (-t or -u) given")
     address, port = _endpoint(vip, "service")
     if port is None or port == 0:
-        raise _RuleError(f"service {vip}: a port-less (persistent all-ports) service has no place in Fulcrum's model")
+        raise _RuleError(
+            f"service {vip}: a port-less (persistent all-ports) service has no place in Fulcrum's model"
+        )
     key = (protocol, address, port)
     if command in ("-A", "-E"):
         _service(command, key, options, origin, services, report)
@@ -153,18 +203,37 @@ def _rule(words: list[str], origin: Origin, services: dict[tuple[str, str, int],
         _server(command, key, options, origin, services, report)
 
 
-def _service(command: str, key: tuple[str, str, int], options: dict[str, str | None], origin: Origin,
-             services: dict[tuple[str, str, int], _Service], report: Report) -> None:
+def _service(
+    command: str,
+    key: tuple[str, str, int],
+    options: dict[str, str | None],
+    origin: Origin,
+    services: dict[tuple[str, str, int], _Service],
+    report: Report,
+) -> None:
     protocol, address, port = key
     if command == "-A":
         if key in services:
-            raise _RuleError(f"the service {address}:{port}/{protocol} was added already at line {services[key].origin.line}")
+            raise _RuleError(
+                f"the service {address}:{port}/{protocol} was added already at line "
+                f"{services[key].origin.line}"
+            )
         name = service_name(address, port, protocol)
-        services[key] = _Service(origin, {
-            "name": name, "address": address, "ports": [port], "protocol": protocol,
-            "scheduler": IPVSADM_SCHEDULER, "health_check": {"type": "none"},
-        })
-        notes = [f"service {name} (named after its address: IPVS services have no name)", "no health check (ipvsadm has none)"]
+        services[key] = _Service(
+            origin,
+            {
+                "name": name,
+                "address": address,
+                "ports": [port],
+                "protocol": protocol,
+                "scheduler": IPVSADM_SCHEDULER,
+                "health_check": {"type": "none"},
+            },
+        )
+        notes = [
+            f"service {name} (named after its address: IPVS services have no name)",
+            "no health check (ipvsadm has none)",
+        ]
     else:
         if key not in services:
             raise _RuleError(f"-E edits {address}:{port}/{protocol}, which no earlier rule added")
@@ -195,8 +264,14 @@ def _service(command: str, key: tuple[str, str, int], options: dict[str, str | N
     report.changed(origin, "; ".join(notes))
 
 
-def _server(command: str, key: tuple[str, str, int], options: dict[str, str | None], origin: Origin,
-            services: dict[tuple[str, str, int], _Service], report: Report) -> None:
+def _server(
+    command: str,
+    key: tuple[str, str, int],
+    options: dict[str, str | None],
+    origin: Origin,
+    services: dict[tuple[str, str, int], _Service],
+    report: Report,
+) -> None:
     protocol, address, port = key
     service = services.get(key)
     if service is None:
@@ -235,11 +310,16 @@ def _server(command: str, key: tuple[str, str, int], options: dict[str, str | No
         if service.forwarding is None:
             service.forwarding = method
         elif service.forwarding != method:
-            notes.append(f"forwarding {method.upper()} not imported: Fulcrum forwards a whole service one way, "
-                         f"{service.forwarding.upper()} like its first server")
+            notes.append(
+                f"forwarding {method.upper()} not imported: Fulcrum forwards a whole service one way, "
+                f"{service.forwarding.upper()} like its first server"
+            )
     if server_port is not None and server_port != port:
         if (service.forwarding or "dr") in ("dr", "tun"):
-            notes.append(f"port {server_port} dropped: {(service.forwarding or 'dr').upper()} forwarding keeps the service port")
+            notes.append(
+                f"port {server_port} dropped: {(service.forwarding or 'dr').upper()} forwarding keeps the "
+                "service port"
+            )
         else:
             backend["port"] = server_port
     service.servers[server_key] = backend

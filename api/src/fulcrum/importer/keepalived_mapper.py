@@ -36,17 +36,43 @@ CHECKERS = {
     "ICMP_CHECK": "ping",
 }
 SCRIPT_KEYWORDS = {
-    "MISC_CHECK", "misc_path", "notify", "notify_up", "notify_down", "notify_master", "notify_backup",
-    "notify_fault", "notify_stop", "notify_deleted", "notify_master_rx_lower_pri", "quorum_up",
-    "quorum_down", "vrrp_script", "track_script", "script", "script_user", "checker_script",
+    "MISC_CHECK",
+    "misc_path",
+    "notify",
+    "notify_up",
+    "notify_down",
+    "notify_master",
+    "notify_backup",
+    "notify_fault",
+    "notify_stop",
+    "notify_deleted",
+    "notify_master_rx_lower_pri",
+    "quorum_up",
+    "quorum_down",
+    "vrrp_script",
+    "track_script",
+    "script",
+    "script_user",
+    "checker_script",
 }
 SCHEDULER_FLAGS = {
-    "sh-fallback": "scheduler_fallback", "mh-fallback": "scheduler_fallback", "flag-1": "scheduler_fallback",
-    "sh-port": "scheduler_port", "mh-port": "scheduler_port", "flag-2": "scheduler_port",
+    "sh-fallback": "scheduler_fallback",
+    "mh-fallback": "scheduler_fallback",
+    "flag-1": "scheduler_fallback",
+    "sh-port": "scheduler_port",
+    "mh-port": "scheduler_port",
+    "flag-2": "scheduler_port",
 }
 NOT_IN_MODEL = "Fulcrum's model has no place for it"
 # Checker settings that may also be given for all checkers of a virtual or real server.
-TIMER_KEYWORDS = ("delay_loop", "connect_timeout", "retry", "nb_get_retry", "delay_before_retry", "virtualhost")
+TIMER_KEYWORDS = (
+    "delay_loop",
+    "connect_timeout",
+    "retry",
+    "nb_get_retry",
+    "delay_before_retry",
+    "virtualhost",
+)
 
 
 class _Mapper:
@@ -76,7 +102,9 @@ class _Mapper:
     # -- top level -------------------------------------------------------------------------------
 
     def run(self, directives: list[Directive]) -> ImportDraft:
-        self.server_groups = {d.args[0]: d for d in directives if d.keyword == "virtual_server_group" and d.args}
+        self.server_groups = {
+            d.args[0]: d for d in directives if d.keyword == "virtual_server_group" and d.args
+        }
         self.virtual_servers = [d for d in directives if d.keyword == "virtual_server"]
         top: dict[str, Callable[[Directive], None]] = {
             "global_defs": self.global_defs,
@@ -95,9 +123,18 @@ class _Mapper:
             elif d.keyword.startswith("$"):
                 self.skip(d, "parameter substitution ($NAME) is not imported; substitute the values first")
             elif d.keyword in ("SSL", "ssl"):
-                self.skip(d, "SSL client certificate options: Fulcrum's https check presents no certificate, "
-                          "and keepalived's SSL_GET does not verify the server's, so there is nothing to carry over")
-            elif d.keyword in ("static_ipaddress", "static_routes", "static_rules", "virtual_routes", "virtual_rules"):
+                self.skip(
+                    d,
+                    "SSL client certificate options: Fulcrum's https check presents no certificate, and "
+                    "keepalived's SSL_GET does not verify the server's, so there is nothing to carry over",
+                )
+            elif d.keyword in (
+                "static_ipaddress",
+                "static_routes",
+                "static_rules",
+                "virtual_routes",
+                "virtual_rules",
+            ):
                 self.skip(d, f"{d.keyword}: Fulcrum manages the appliance's addresses and routes itself")
             else:
                 self.skip(d, f"unknown or unsupported directive {d.keyword!r}")
@@ -115,7 +152,9 @@ class _Mapper:
             elif item.keyword in SCRIPT_KEYWORDS:
                 self.script(item)
             elif item.keyword.startswith(("notification_email", "smtp_")):
-                self.skip(item, "e-mail alerts: Fulcrum reports events in its API, dashboard and metrics instead")
+                self.skip(
+                    item, "e-mail alerts: Fulcrum reports events in its API, dashboard and metrics instead"
+                )
             else:
                 self.skip(item, f"global setting {item.keyword!r}: Fulcrum sets keepalived's globals itself")
 
@@ -125,7 +164,11 @@ class _Mapper:
             if first.data["value"] == value:
                 self.done(d, f"node setting {key} = {value}, as at line {first.origin.line}")
             else:
-                self.skip(d, f"{what} was set already at line {first.origin.line}; Fulcrum has one value per node", recursive=False)
+                self.skip(
+                    d,
+                    f"{what} was set already at line {first.origin.line}; Fulcrum has one value per node",
+                    recursive=False,
+                )
             return
         self.draft.node[key] = Draft(d.origin, {"value": value})
         self.done(d, f"node setting {key} = {value}")
@@ -149,8 +192,11 @@ class _Mapper:
             self.skip(d, "virtual_server without an address")
             return
         if args[0] == "fwmark":
-            self.skip(d, "a fwmark virtual server takes its packets from firewall rules outside keepalived; "
-                      "create a multi-port service with the address and ports the mark covered")
+            self.skip(
+                d,
+                "a fwmark virtual server takes its packets from firewall rules outside keepalived; "
+                "create a multi-port service with the address and ports the mark covered",
+            )
             return
         if args[0] == "group":
             group = self.server_groups.get(args[1] if len(args) > 1 else "")
@@ -169,7 +215,9 @@ class _Mapper:
         for origin, address, port in endpoints:
             data = {**settings, "address": address, "ports": [port]}
             data["name"] = service_name(address, port, data.get("protocol", "tcp"))
-            self.changed(origin, f"service {data['name']} (named after its address: keepalived's have no name)")
+            self.changed(
+                origin, f"service {data['name']} (named after its address: keepalived's have no name)"
+            )
             data["backends"] = [self.fit_port(origin, b, data) for b in settings["backends"]]
             self.draft.services.append(Draft(origin.origin, data))
 
@@ -177,8 +225,11 @@ class _Mapper:
         """DR and TUN cannot change the destination port; IPVS ignores a different one, so does Fulcrum."""
         port = backend.get("port")
         if service.get("forwarding") in ("dr", "tun") and port is not None and port != service["ports"][0]:
-            self.changed(origin, f"backend {backend['address']} port {port} dropped: {service.get('forwarding', '').upper()} "
-                         f"forwarding keeps the service port {service['ports'][0]}")
+            self.changed(
+                origin,
+                f"backend {backend['address']} port {port} dropped: {service.get('forwarding', '').upper()} "
+                f"forwarding keeps the service port {service['ports'][0]}",
+            )
             return {k: v for k, v in backend.items() if k != "port"}
         return backend
 
@@ -186,15 +237,20 @@ class _Mapper:
         entries: list[tuple[Directive, str, int]] = []
         for entry in group.children():
             if entry.keyword == "fwmark":
-                self.skip(entry, "a fwmark entry takes its packets from firewall rules outside keepalived; "
-                          "create a multi-port service with the address and ports the mark covered")
+                self.skip(
+                    entry,
+                    "a fwmark entry takes its packets from firewall rules outside keepalived; "
+                    "create a multi-port service with the address and ports the mark covered",
+                )
                 continue
             if len(entry.args) != 1 or not is_number(entry.args[0]):
                 self.skip(entry, "a group entry is an address (or range a.b.c.d-e) and a port")
                 continue
             addresses = _expand_range(entry.keyword)
             if addresses is None:
-                self.skip(entry, f"{entry.keyword!r} is not an address or a range of at most {limits.MAX_RANGE}")
+                self.skip(
+                    entry, f"{entry.keyword!r} is not an address or a range of at most {limits.MAX_RANGE}"
+                )
                 continue
             entries += [(entry, a, int(entry.args[0])) for a in addresses]
         return entries
@@ -228,7 +284,10 @@ class _Mapper:
                 data["quorum"] = int(args[0])
                 self.done(item, f"quorum {args[0]}")
             elif key == "sorry_server" and args:
-                data["sorry_server"] = {"address": args[0], "port": int(args[1]) if len(args) > 1 and is_number(args[1]) else None}
+                data["sorry_server"] = {
+                    "address": args[0],
+                    "port": int(args[1]) if len(args) > 1 and is_number(args[1]) else None,
+                }
                 self.done(item, "sorry server")
             elif key == "sorry_server_inhibit":
                 self.done(item, "Fulcrum sets sorry_server_inhibit itself where keepalived needs it")
@@ -254,7 +313,9 @@ class _Mapper:
         self.granularity(d, data)
         data["backends"] = [self.real_server(rs, check_defaults) for rs in real_servers]
         if not real_servers:
-            self.report.changed(d.origin, "no real_server: imported without backends; it stays out of IPVS until one is added")
+            self.report.changed(
+                d.origin, "no real_server: imported without backends; it stays out of IPVS until one is added"
+            )
         checks = [b.pop("health_check") for b in data["backends"]]
         if checks:
             data["health_check"] = checks[0]
@@ -273,7 +334,9 @@ class _Mapper:
             elif rest[:2] == ["type", "gre"]:
                 data["tunnel_type"] = "gre"
             elif rest and rest[:2] != ["type", "ipip"]:
-                self.changed(item, f"forwarding {method}; tunnel options {' '.join(item.args[1:])} not imported")
+                self.changed(
+                    item, f"forwarding {method}; tunnel options {' '.join(item.args[1:])} not imported"
+                )
                 return
             self.done(item, f"forwarding {method}")
         else:
@@ -308,7 +371,9 @@ class _Mapper:
                 self.done(item, f"weight {args[0]}")
             elif key in ("uthreshold", "lthreshold") and args and is_number(args[0]):
                 backend["upper_threshold" if key == "uthreshold" else "lower_threshold"] = int(args[0])
-                self.done(item, f"{'upper' if key == 'uthreshold' else 'lower'} connection threshold {args[0]}")
+                self.done(
+                    item, f"{'upper' if key == 'uthreshold' else 'lower'} connection threshold {args[0]}"
+                )
             elif key == "inhibit_on_failure":
                 inhibit = True
                 self.done(item, "a failed check sets the weight to 0 rather than removing the backend")
@@ -371,11 +436,20 @@ class _Mapper:
             elif key == "require_reply" and kind == "udp":
                 check["udp_require_reply"] = True
                 if args:
-                    self.changed(item, "a reply is required; Fulcrum does not compare it with the given bytes")
+                    self.changed(
+                        item, "a reply is required; Fulcrum does not compare it with the given bytes"
+                    )
                 else:
                     self.done(item, "a reply is required")
-            elif key in ("verify_cert", "ca", "certificate", "key", "password", "ssl_options") and kind == "https":
-                self.skip(item, "certificate options: keepalived's SSL_GET cannot verify certificates, so Fulcrum does not pretend to")
+            elif (
+                key in ("verify_cert", "ca", "certificate", "key", "password", "ssl_options")
+                and kind == "https"
+            ):
+                self.skip(
+                    item,
+                    "certificate options: keepalived's SSL_GET cannot verify certificates, so Fulcrum does "
+                    "not pretend to",
+                )
             elif key in SCRIPT_KEYWORDS:
                 self.script(item)
             else:
@@ -396,18 +470,18 @@ class _Mapper:
 
     def check_timers(self, check: dict[str, Any], values: dict[str, Any]) -> None:
         fields = {
-            "delay_loop": ("interval", 0.1, 3600.0),
-            "connect_timeout": ("timeout", 0.1, 60.0),
-            "delay_before_retry": ("retry_delay", 0.1, 3600.0),
-            "retry": ("retries", 0, 10),
-            "nb_get_retry": ("retries", 0, 10),
+            "delay_loop": ("interval", float, 0.1, 3600.0),
+            "connect_timeout": ("timeout", float, 0.1, 60.0),
+            "delay_before_retry": ("retry_delay", float, 0.1, 3600.0),
+            "retry": ("retries", int, 0, 10),
+            "nb_get_retry": ("retries", int, 0, 10),
         }
-        for key, (field, low, high) in fields.items():
+        for key, (field, kind, low, high) in fields.items():
             if key not in values:
                 continue
             item, text = values[key]
             try:
-                number = float(text) if isinstance(low, float) else int(text)
+                number = kind(text)
             except ValueError:
                 self.skip(item, f"{key} {text!r} is not a number")
                 continue
@@ -438,7 +512,9 @@ class _Mapper:
                 self.skip(item, f"url setting {key!r}: {NOT_IN_MODEL}")
         if codes:
             if len(codes) > 20:
-                self.changed(first, f"{len(codes)} status codes; Fulcrum keeps at most 20: {codes[0]}..{codes[19]}")
+                self.changed(
+                    first, f"{len(codes)} status codes; Fulcrum keeps at most 20: {codes[0]}..{codes[19]}"
+                )
                 codes = codes[:20]
             check["http_status_codes"] = codes
         elif "http_digest" not in check:
@@ -498,7 +574,9 @@ class _Mapper:
                 self.draft.node["track_interfaces"] = Draft(item.origin, {"value": merged})
                 self.done(item, "node setting track_interfaces")
             elif key == "state":
-                self.skip(item, "Fulcrum starts both nodes as BACKUP; the priority decides who becomes MASTER")
+                self.skip(
+                    item, "Fulcrum starts both nodes as BACKUP; the priority decides who becomes MASTER"
+                )
             elif key == "authentication":
                 self.skip(item, "VRRP authentication: Fulcrum runs VRRPv3, which has none")
             elif key in ("lvs_sync_daemon_interface",) and args:
@@ -519,8 +597,11 @@ class _Mapper:
             self.node(item, "vrrp_interface", interface, "VRRP interface")
             return
         self.node_vip_interface(item, group, interface)
-        self.changed(item, f"VIP group {group}'s addresses live on {interface}; its adverts go out through "
-                     f"{first.data['value']}, the node's VRRP interface (line {first.origin.line})")
+        self.changed(
+            item,
+            f"VIP group {group}'s addresses live on {interface}; its adverts go out through "
+            f"{first.data['value']}, the node's VRRP interface (line {first.origin.line})",
+        )
 
     def _tracked(self) -> list[str]:
         current = self.draft.node.get("track_interfaces")
@@ -543,7 +624,9 @@ class _Mapper:
                 self.node_vip_interface(vip, name, options[1])
                 options = options[2:]
             if options:
-                self.changed(vip, f"address {address.with_prefixlen}; options {' '.join(options)} not imported")
+                self.changed(
+                    vip, f"address {address.with_prefixlen}; options {' '.join(options)} not imported"
+                )
             else:
                 self.done(vip, f"address {address.with_prefixlen}")
 

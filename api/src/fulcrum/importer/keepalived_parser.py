@@ -45,7 +45,9 @@ def parse(main: str, includes: dict[str, str], report: Report) -> tuple[list[Dir
     """The top-level directives (includes spliced in place) and the files read, in order."""
     limits.check_text("text", MAIN, main)
     if len(includes) > limits.MAX_INCLUDES:
-        raise ImportRejected("includes", f"{len(includes)} include files; at most {limits.MAX_INCLUDES} are read")
+        raise ImportRejected(
+            "includes", f"{len(includes)} include files; at most {limits.MAX_INCLUDES} are read"
+        )
     for name, text in includes.items():
         limits.check_text("includes", f"include {name[:64]!r}", text)
     reader = _Reader(includes, report)
@@ -57,20 +59,26 @@ def _read_file(reader: _Reader, name: str, text: str, stack: tuple[str, ...]) ->
         chain = " → ".join((*stack, name))
         raise ImportRejected("includes", f"include loop: {chain}")
     if len(stack) >= limits.MAX_INCLUDE_DEPTH:
-        raise ImportRejected("includes", f"includes nest deeper than {limits.MAX_INCLUDE_DEPTH} files: {' → '.join(stack)}")
+        raise ImportRejected(
+            "includes", f"includes nest deeper than {limits.MAX_INCLUDE_DEPTH} files: {' → '.join(stack)}"
+        )
     reader.reads += 1
     if reader.reads > limits.MAX_FILE_READS:
         raise ImportRejected("includes", f"the includes read more than {limits.MAX_FILE_READS} files")
     reader.total_chars += len(text)
     if reader.total_chars > limits.MAX_TOTAL_CHARS:
-        raise ImportRejected("includes", f"the includes expand to more than {limits.MAX_TOTAL_CHARS} characters")
+        raise ImportRejected(
+            "includes", f"the includes expand to more than {limits.MAX_TOTAL_CHARS} characters"
+        )
     if name not in reader.files:
         reader.files.append(name)
     tokens = _tokens(name, text)
     directives, end = _block(reader, tokens, 0, name, depth=0, stack=(*stack, name))
     if end < len(tokens):
         token = tokens[end]
-        raise ImportRejected("text", f"{name} line {token.origin.line}: '}}' closes a block that was never opened")
+        raise ImportRejected(
+            "text", f"{name} line {token.origin.line}: '}}' closes a block that was never opened"
+        )
     return directives
 
 
@@ -127,7 +135,10 @@ def _block(
 ) -> tuple[list[Directive], int]:
     """Directives from `index` to the matching '}' (or the end); returns them and the '}' index."""
     if depth > limits.MAX_BLOCK_DEPTH:
-        raise ImportRejected("text", f"{name} line {tokens[index - 1].origin.line}: blocks nest deeper than {limits.MAX_BLOCK_DEPTH}")
+        raise ImportRejected(
+            "text",
+            f"{name} line {tokens[index - 1].origin.line}: blocks nest deeper than {limits.MAX_BLOCK_DEPTH}",
+        )
     directives: list[Directive] = []
     words: list[str] = []
     origin: Origin | None = None
@@ -139,11 +150,15 @@ def _block(
             elif directives and directives[-1].block is None:
                 statement = directives.pop()  # the brace opened on the line after its keyword
             else:
-                raise ImportRejected("text", f"{name} line {token.origin.line}: '{{' without a keyword before it")
+                raise ImportRejected(
+                    "text", f"{name} line {token.origin.line}: '{{' without a keyword before it"
+                )
             statement.block, index = _block(reader, tokens, index + 1, name, depth + 1, stack)
             if index >= len(tokens):
                 raise ImportRejected(
-                    "text", f"{name} line {statement.origin.line}: the block of {statement.keyword!r} is never closed"
+                    "text",
+                    f"{name} line {statement.origin.line}: the block of {statement.keyword!r} "
+                    "is never closed",
                 )
             directives.append(statement)
             words, origin = [], None
@@ -180,7 +195,8 @@ def _complete(reader: _Reader, statement: Directive, stack: tuple[str, ...]) -> 
     if not matches:
         reader.report.skipped(
             statement.origin,
-            f"no uploaded file matches {statement.args[0]!r}; includes are read only from the files uploaded with the import",
+            f"no uploaded file matches {statement.args[0]!r}; includes are read only from the files uploaded "
+            "with the import",
         )
         return []
     reader.report.imported(statement.origin, "included " + ", ".join(matches))

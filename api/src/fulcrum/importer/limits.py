@@ -35,5 +35,6 @@ def check_text(field: str, name: str, text: str) -> None:
         number = text.count("\n", 0, bad.start()) + 1
         raise ImportRejected(
             field,
-            f"{name} line {number}: control character {ord(bad.group()):#04x}; this is not a text configuration",
+            f"{name} line {number}: control character {ord(bad.group()):#04x}; this is not a text "
+            "configuration",
         )

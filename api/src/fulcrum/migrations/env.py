@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from alembic import context
+from sqlalchemy.engine import Connection
+
 import fulcrum.models  # noqa: F401  (registers every table)
 from fulcrum.db import Base, make_engine
 from fulcrum.settings import get_settings
@@ -34,7 +36,7 @@ def run_migrations_online() -> None:
         engine.dispose()
 
 
-def _run(connection) -> None:  # type: ignore[no-untyped-def]
+def _run(connection: Connection) -> None:
     context.configure(
         connection=connection, target_metadata=target_metadata, render_as_batch=True, compare_type=True
     )

@@ -11,11 +11,11 @@ from fulcrum.models.user import AuthToken, Role, TokenKind, User
 
 __all__ = [
     "GOOD_STATES",
+    "AccountLoginFailures",
+    "AddressLoginFailures",
     "AlertChannel",
     "AlertCondition",
     "AlertRule",
-    "AccountLoginFailures",
-    "AddressLoginFailures",
     "AuditEntry",
     "AuthToken",
     "Backend",

@@ -23,7 +23,9 @@ class RevisionState(StrEnum):
 
 # Revisions whose configuration is (or, without a data plane, would be) the one running.
 GOOD_STATES = (
-    RevisionState.APPLIED.value, RevisionState.VALIDATED.value, RevisionState.AWAITING_CONFIRM.value
+    RevisionState.APPLIED.value,
+    RevisionState.VALIDATED.value,
+    RevisionState.AWAITING_CONFIRM.value,
 )
 
 

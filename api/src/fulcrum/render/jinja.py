@@ -5,7 +5,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
 _ENVIRONMENT = Environment(
     loader=PackageLoader("fulcrum.render", "templates"),
-    autoescape=False,
+    autoescape=False,  # noqa: S701  (daemon configs, not HTML: see above)
     undefined=StrictUndefined,
     trim_blocks=True,
     lstrip_blocks=True,

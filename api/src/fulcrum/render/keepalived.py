@@ -123,7 +123,9 @@ def render_keepalived(snapshot: ConfigSnapshot, runtime: RuntimePaths) -> str:
     virtual_servers = [_virtual_server(service) for service in snapshot.balanced_services()]
     # A lone node has nobody to hand over to: stepping down would only drop its VIPs.
     has_peer = node.peer_address is not None or node.multicast
-    node_health = _node_health(runtime.node_health, node, bool(virtual_servers)) if groups and has_peer else None
+    node_health = (
+        _node_health(runtime.node_health, node, bool(virtual_servers)) if groups and has_peer else None
+    )
     instances = [_vrrp_instance(group, node, runtime, node_health is not None) for group in groups]
     return _TEMPLATE.render(
         router_id=node.name,
@@ -168,7 +170,9 @@ def _node_health(health: NodeHealth | None, node: Node, has_checker: bool) -> di
     }
 
 
-def _vrrp_instance(group: VipGroup, node: Node, runtime: RuntimePaths, node_health: bool) -> dict[str, object]:
+def _vrrp_instance(
+    group: VipGroup, node: Node, runtime: RuntimePaths, node_health: bool
+) -> dict[str, object]:
     unicast = node.peer_address is not None
     vip_interface = node.vip_interfaces.get(group.name, node.vrrp_interface)
     # keepalived tracks the instance's own interface by itself (and warns when it is listed).
@@ -205,10 +209,14 @@ def _virtual_server(service: Service) -> dict[str, object]:
     sorry = service.sorry_server
     sorry_endpoint = None
     if sorry is not None:
-        sorry_endpoint = _endpoint(sorry.address, None if service.is_fwmark else sorry.port or service.ports[0])
+        sorry_endpoint = _endpoint(
+            sorry.address, None if service.is_fwmark else sorry.port or service.ports[0]
+        )
     return {
         "name": service.name,
-        "endpoint": f"fwmark {service.fwmark}" if service.is_fwmark else _endpoint(service.address, service.ports[0]),
+        "endpoint": f"fwmark {service.fwmark}"
+        if service.is_fwmark
+        else _endpoint(service.address, service.ports[0]),
         # A fwmark has no address: state its family rather than leave keepalived to infer it from
         # the real servers. keepalived ignores (and warns about) a protocol on a fwmark service.
         "ip_family": ("inet6" if service.family == 6 else "inet") if service.is_fwmark else None,

@@ -100,7 +100,9 @@ def _per_family(elements: Iterable[tuple[int, str]]) -> list[dict[str, str]]:
     by_version: dict[int, list[str]] = {}
     for version, element in elements:
         by_version.setdefault(version, []).append(element)
-    return [{"family": _FAMILY[version], "elements": _join(by_version[version])} for version in sorted(by_version)]
+    return [
+        {"family": _FAMILY[version], "elements": _join(by_version[version])} for version in sorted(by_version)
+    ]
 
 
 def _join(items: Iterable[object]) -> str:

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from datetime import timedelta
-
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response, status
@@ -18,10 +17,18 @@ from fulcrum.deps import (
     client_address,
     presented_token,
 )
+from fulcrum.models import AuthToken, User
 from fulcrum.openapi import STANDBY_REFUSAL, error
 from fulcrum.routers.one_writer import any_node
-from fulcrum.schemas.auth import LoginRequest, LoginResponse, Me, PasswordChange, SetupRequest, SetupStatus, UserRead
-from fulcrum.models import AuthToken, User
+from fulcrum.schemas.auth import (
+    LoginRequest,
+    LoginResponse,
+    Me,
+    PasswordChange,
+    SetupRequest,
+    SetupStatus,
+    UserRead,
+)
 from fulcrum.services import auth, users
 from fulcrum.settings import Settings
 
@@ -60,7 +67,9 @@ async def setup(
     body: SetupRequest, request: Request, response: Response, session: SessionDep, settings: SettingsDep
 ) -> LoginResponse:
     lifetime = timedelta(hours=settings.session_hours)
-    user, token, secret = await auth.create_first_admin(session, client_address(request), body.username, body.password, lifetime)
+    user, token, secret = await auth.create_first_admin(
+        session, client_address(request), body.username, body.password, lifetime
+    )
     return _start_session(settings, response, user, token, secret)
 
 
@@ -69,7 +78,9 @@ async def setup(
     summary="Log in; sets a session cookie and returns the same token",
     responses={
         401: error("Wrong username or password"),
-        429: error("Too many failed logins for this account or from this address; the message says how long to wait"),
+        429: error(
+            "Too many failed logins for this account or from this address; the message says how long to wait"
+        ),
     },
 )
 @writes_late
@@ -78,7 +89,9 @@ async def login(
     body: LoginRequest, request: Request, response: Response, session: SessionDep, settings: SettingsDep
 ) -> LoginResponse:
     lifetime = timedelta(hours=settings.session_hours)
-    user, token, secret = await auth.login(session, client_address(request), body.username, body.password, lifetime)
+    user, token, secret = await auth.login(
+        session, client_address(request), body.username, body.password, lifetime
+    )
     return _start_session(settings, response, user, token, secret)
 
 
@@ -92,7 +105,9 @@ def logout(
     _: CurrentUser,
 ) -> None:
     secret = presented_token(request, credentials)
-    if secret and secret.startswith(auth.TOKEN_PREFIX[auth.TokenKind.SESSION]):  # API tokens are revoked explicitly
+    if secret and secret.startswith(
+        auth.TOKEN_PREFIX[auth.TokenKind.SESSION]
+    ):  # API tokens are revoked explicitly
         auth.revoke_token(session, secret)
     response.delete_cookie(SESSION_COOKIE, path="/")
 
@@ -108,7 +123,10 @@ def me(request: Request, user: CurrentUser) -> Me:
     summary="Change your own password; your other sessions and your API tokens are revoked",
     responses={
         **STANDBY_REFUSAL,
-        429: error("Too many wrong passwords for this account or from this address; the message says how long to wait"),
+        429: error(
+            "Too many wrong passwords for this account or from this address; "
+            "the message says how long to wait"
+        ),
     },
 )
 @writes_late

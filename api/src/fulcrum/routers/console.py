@@ -21,6 +21,8 @@ def get_console_access(settings: SettingsDep, _: Viewer) -> ConsoleAccess:
 
 @router.put("", summary="Require a password on this node's console menu, or not (takes effect at once)")
 @any_node
-def put_console_access(body: ConsoleAccessUpdate, settings: SettingsDep, session: SessionDep, _: Admin, actor: ActorDep) -> ConsoleAccess:
+def put_console_access(
+    body: ConsoleAccessUpdate, settings: SettingsDep, session: SessionDep, _: Admin, actor: ActorDep
+) -> ConsoleAccess:
     assert settings.console_password_file is not None
     return console_access.set_console_access(session, actor, settings.console_password_file, body)

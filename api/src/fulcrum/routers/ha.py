@@ -28,7 +28,9 @@ from fulcrum.schemas.ha import (
 
 router = APIRouter(prefix="/ha", tags=["ha"])
 
-_PEER_ERRORS: dict[int | str, dict[str, Any]] = {409: {"description": "Not paired, or the peer refused or could not be asked"}}
+_PEER_ERRORS: dict[int | str, dict[str, Any]] = {
+    409: {"description": "Not paired, or the peer refused or could not be asked"}
+}
 
 
 def _release(session: Session) -> None:
@@ -59,7 +61,8 @@ def pairing_code(session: SessionDep, _: Admin, actor: ActorDep) -> PairingCode:
 
 @router.post(
     "/pair",
-    summary="Pair with the node showing the code (on node A); this node's configuration then replaces the peer's",
+    summary="Pair with the node showing the code (on node A); this node's configuration then "
+    "replaces the peer's",
     responses={**_PEER_ERRORS, 422: {"description": "The peer is unreachable or did not accept the code"}},
 )
 @any_node

@@ -16,7 +16,12 @@ router = APIRouter(prefix="/imports", tags=["imports"])
     summary="Import keepalived.conf or ipvsadm rules into the candidate configuration",
     description="mode=preview returns the line-by-line report and what would change; mode=apply writes "
     "the import into the candidate only. Nothing reaches the kernel until a commit (POST /revisions).",
-    responses={422: {"description": "The input cannot be read (too large, not text, an include loop) or the result is invalid; nothing changed"}},
+    responses={
+        422: {
+            "description": "The input cannot be read (too large, not text, an include loop) or the result is "
+            "invalid; nothing changed"
+        }
+    },
 )
 def run_import(body: ImportRequest, session: SessionDep, user: Operator, actor: ActorDep) -> ImportResponse:
     return imports.run_import(session, actor, body, admin=user.has_role(Role.ADMIN))

@@ -27,6 +27,9 @@ def put_node(body: NodeSettings, session: SessionDep, _: Admin, actor: ActorDep)
 @router.patch("", summary="Change some of this node's settings (fields not sent are kept)")
 @any_node
 def patch_node(
-    body: NodeSettingsUpdate, session: SessionDep, _: Admin, actor: ActorDep  # type: ignore[valid-type]
+    body: NodeSettingsUpdate,
+    session: SessionDep,
+    _: Admin,
+    actor: ActorDep,
 ) -> NodeSettings:
     return ha_config.update_node(session, actor, body)

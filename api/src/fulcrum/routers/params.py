@@ -32,4 +32,6 @@ def _iso_8601(value: object) -> object:
     return value
 
 
-Since = Annotated[datetime | None, BeforeValidator(_iso_8601), Query(description="ISO 8601, e.g. 2026-01-31T12:00:00Z")]
+Since = Annotated[
+    datetime | None, BeforeValidator(_iso_8601), Query(description="ISO 8601, e.g. 2026-01-31T12:00:00Z")
+]

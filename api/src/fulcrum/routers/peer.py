@@ -36,7 +36,9 @@ class Caller:
     actor: audit.Actor
 
 
-def signed_by_peer(request: Request, session: SessionDep, body: Annotated[bytes, Depends(_raw_body)]) -> Caller:
+def signed_by_peer(
+    request: Request, session: SessionDep, body: Annotated[bytes, Depends(_raw_body)]
+) -> Caller:
     begin_write(session)  # a GET too: its nonce is stored (a no-op where the request already writes)
     pairing = current_pairing(session)
     if pairing is None:
@@ -94,7 +96,11 @@ def receive_config(
     return replication.accept(session, runtime, applier, body, caller.actor.source)
 
 
-@router.post("/certificate", status_code=status.HTTP_204_NO_CONTENT, summary="The peer renewed its certificate: pin the new one")
+@router.post(
+    "/certificate",
+    status_code=status.HTTP_204_NO_CONTENT,
+    summary="The peer renewed its certificate: pin the new one",
+)
 @any_node
 def certificate(
     body: wire.CertificateAnnouncement, caller: Peer, session: SessionDep, runtime: HaRuntimeDep

@@ -5,8 +5,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, status
 
 from fulcrum.db import SessionDep
-from fulcrum.openapi import error
 from fulcrum.deps import ActorDep, ApplierDep, CommitLock, Operator, Viewer
+from fulcrum.openapi import error
 from fulcrum.routers.one_writer import any_node, node_local_commit
 from fulcrum.routers.params import MAX_SQL_INT, Offset, RevisionNumber
 from fulcrum.schemas.revisions import (
@@ -23,10 +23,13 @@ from fulcrum.services import revisions
 router = APIRouter(tags=["revisions"])
 
 _APPLY_ERRORS: dict[int | str, dict[str, Any]] = {
-    409: {"description": "Nothing to commit, a confirmation is pending, applying failed and was rolled back, or this node is a standby (code standby_read_only)"},
+    409: {
+        "description": "Nothing to commit, a confirmation is pending, applying failed and was rolled back, "
+        "or this node is a standby (code standby_read_only)"
+    },
     422: {"description": "keepalived or nft rejected the rendered configuration; nothing changed"},
 }
-_NOT_FOUND = {404: error("No such revision")}
+_NOT_FOUND: dict[int | str, dict[str, Any]] = {404: error("No such revision")}
 
 
 @router.get("/changes", summary="Uncommitted changes and what applying them would do")
@@ -60,10 +63,16 @@ def commit(
     actor: ActorDep,
     applier: ApplierDep,
 ) -> RevisionRead:
-    return RevisionRead.model_validate(revisions.commit(session, actor, applier, body.message, body.confirm_within))
+    return RevisionRead.model_validate(
+        revisions.commit(session, actor, applier, body.message, body.confirm_within)
+    )
 
 
-@router.get("/revisions/diff", summary="Diff two revisions (omit `to` for the candidate, `from` for empty)", responses=_NOT_FOUND)
+@router.get(
+    "/revisions/diff",
+    summary="Diff two revisions (omit `to` for the candidate, `from` for empty)",
+    responses=_NOT_FOUND,
+)
 def diff(
     session: SessionDep,
     _: Viewer,
@@ -78,7 +87,9 @@ def get_revision(number: RevisionNumber, session: SessionDep, _: Viewer) -> Revi
     row = revisions.get_revision(session, number)
     snapshot = revisions.snapshot_of(row)
     assert snapshot is not None
-    return RevisionDetail(**RevisionRead.model_validate(row).model_dump(), snapshot=snapshot.model_dump(mode="json"))
+    return RevisionDetail(
+        **RevisionRead.model_validate(row).model_dump(), snapshot=snapshot.model_dump(mode="json")
+    )
 
 
 @router.post(
@@ -96,11 +107,19 @@ def rollback(
     actor: ActorDep,
     applier: ApplierDep,
 ) -> RevisionRead:
-    revision = revisions.rollback(session, actor, applier, number, body.message, body.confirm_within, body.discard_changes)
+    revision = revisions.rollback(
+        session, actor, applier, number, body.message, body.confirm_within, body.discard_changes
+    )
     return RevisionRead.model_validate(revision)
 
 
-@router.post("/revisions/{number}/confirm", summary="Confirm a commit-confirmed revision so it stays", responses={**_NOT_FOUND, 409: error("The revision is not awaiting confirmation")})
+@router.post(
+    "/revisions/{number}/confirm",
+    summary="Confirm a commit-confirmed revision so it stays",
+    responses={**_NOT_FOUND, 409: error("The revision is not awaiting confirmation")},
+)
 @any_node
-def confirm(_lock: CommitLock, number: RevisionNumber, session: SessionDep, _: Operator, actor: ActorDep) -> RevisionRead:
+def confirm(
+    _lock: CommitLock, number: RevisionNumber, session: SessionDep, _: Operator, actor: ActorDep
+) -> RevisionRead:
     return RevisionRead.model_validate(revisions.confirm(session, actor, number))

@@ -17,7 +17,7 @@ def get_status(request: Request, session: SessionDep, _: Viewer, applier: Applie
     dataplane, error = None, None
     try:
         dataplane = applier.status()
-    except Exception as exc:  # the helper being down is a state to show, not a crash
+    except Exception as exc:  # noqa: BLE001  (the helper being down is a state to show, not a crash)
         error = str(exc)
     newest = revisions.latest(session)
     current = revisions.running(session)

@@ -34,7 +34,9 @@ def history(
     telemetry: TelemetryDep,
     _: Viewer,
     service: Annotated[str, Query(max_length=63)],
-    backend: Annotated[str | None, Query(max_length=64, description="ADDRESS:PORT as in /stats/current")] = None,
+    backend: Annotated[
+        str | None, Query(max_length=64, description="ADDRESS:PORT as in /stats/current")
+    ] = None,
     range: Literal["5m", "1h", "24h"] = "5m",  # noqa: A002 (the API's word)
 ) -> Series:
     seconds, coarse, resolution = _RANGES[range]
@@ -51,7 +53,10 @@ def history(
         backend=backend,
         range=range,
         resolution_seconds=resolution,
-        points=[SeriesPoint(t=datetime.fromtimestamp(t, UTC), **dict(zip(METRICS, values, strict=True))) for t, values in points],
+        points=[
+            SeriesPoint(t=datetime.fromtimestamp(t, UTC), **dict(zip(METRICS, values, strict=True)))
+            for t, values in points
+        ],
     )
 
 
@@ -92,13 +97,21 @@ async def stream(telemetry: TelemetryDep, _: Viewer) -> StreamingResponse:
         finally:
             broadcaster.unsubscribe(subscriber)
 
-    return StreamingResponse(messages(), media_type="text/event-stream", headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    return StreamingResponse(
+        messages(),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
 
 
 metrics_router = APIRouter(tags=["telemetry"])
 
 
-@metrics_router.get("/metrics", summary="Prometheus metrics (authenticate with an API token)", response_class=PlainTextResponse)
+@metrics_router.get(
+    "/metrics",
+    summary="Prometheus metrics (authenticate with an API token)",
+    response_class=PlainTextResponse,
+)
 def prometheus(telemetry: TelemetryDep, session: SessionDep, _: Viewer) -> PlainTextResponse:
     current = revisions.running(session)
     text = metrics.render(telemetry, revisions.count_by_state(session), current.number if current else None)

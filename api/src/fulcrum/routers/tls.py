@@ -11,7 +11,8 @@ from fulcrum.deps import ActorDep, Admin, HaRuntimeDep, SettingsDep
 from fulcrum.openapi import error
 from fulcrum.routers.one_writer import any_node
 from fulcrum.schemas.tls import CertificateUpload, CsrRead, CsrRequest, ServedCertificate
-from fulcrum.tls import certificate as tls_certificate, csr as tls_csr
+from fulcrum.tls import certificate as tls_certificate
+from fulcrum.tls import csr as tls_csr
 
 PLAIN_HTTP: dict[int | str, dict[str, Any]] = {
     409: error(

@@ -3,10 +3,10 @@ from __future__ import annotations
 from fastapi import APIRouter, status
 
 from fulcrum.db import SessionDep
+from fulcrum.deps import ActorDep, Viewer
 from fulcrum.openapi import NOT_FOUND
 from fulcrum.routers.one_writer import any_node
 from fulcrum.routers.params import RowId
-from fulcrum.deps import ActorDep, Viewer
 from fulcrum.schemas.auth import TokenCreate, TokenCreated, TokenRead, TokensList
 from fulcrum.services import users
 
@@ -19,7 +19,9 @@ def list_tokens(user: Viewer) -> TokensList:
     return TokensList(data=[TokenRead.model_validate(t) for t in rows], count=len(rows))
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, summary="Create an API token (its secret is shown once)")
+@router.post(
+    "", status_code=status.HTTP_201_CREATED, summary="Create an API token (its secret is shown once)"
+)
 @any_node
 def create_token(body: TokenCreate, session: SessionDep, user: Viewer, actor: ActorDep) -> TokenCreated:
     token, secret = users.create_token(session, actor, user, body)

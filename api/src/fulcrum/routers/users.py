@@ -3,10 +3,10 @@ from __future__ import annotations
 from fastapi import APIRouter, status
 
 from fulcrum.db import SessionDep
-from fulcrum.openapi import NOT_FOUND, STANDBY_REFUSAL
-from fulcrum.routers.params import RowId
 from fulcrum.deps import ActorDep, Admin
 from fulcrum.models import User
+from fulcrum.openapi import NOT_FOUND, STANDBY_REFUSAL
+from fulcrum.routers.params import RowId
 from fulcrum.schemas.auth import ManagedUser, UserCreate, UserRead, UsersList, UserUpdate
 from fulcrum.services import users
 from fulcrum.services.login_throttle import Lockout
@@ -16,7 +16,11 @@ router = APIRouter(prefix="/users", tags=["users"], responses={**NOT_FOUND, **ST
 
 def _managed(user: User, lockouts: dict[str, Lockout]) -> ManagedUser:
     lockout = lockouts.get(user.username, Lockout(0, None))
-    return ManagedUser(**UserRead.model_validate(user).model_dump(), failed_logins=lockout.failures, locked_until=lockout.locked_until)
+    return ManagedUser(
+        **UserRead.model_validate(user).model_dump(),
+        failed_logins=lockout.failures,
+        locked_until=lockout.locked_until,
+    )
 
 
 @router.get("", summary="List users, with their failed logins and lock state")

@@ -23,7 +23,10 @@ def list_groups(session: SessionDep, _: Viewer) -> VipGroupsList:
 
 @router.post("", status_code=status.HTTP_201_CREATED, summary="Create a VIP group")
 def create_group(
-    body: VipGroupCreate, session: SessionDep, _: Admin, actor: ActorDep  # type: ignore[valid-type]
+    body: VipGroupCreate,
+    session: SessionDep,
+    _: Admin,
+    actor: ActorDep,
 ) -> VipGroupRead:
     return VipGroupRead.model_validate(ha_config.create_vip_group(session, actor, body))
 
@@ -35,7 +38,7 @@ def update_group(
     session: SessionDep,
     _: Admin,
     actor: ActorDep,
-) -> VipGroupRead:  # type: ignore[valid-type]
+) -> VipGroupRead:
     return VipGroupRead.model_validate(ha_config.update_vip_group(session, actor, group_id, body))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, create_model
@@ -9,7 +10,9 @@ from pydantic import BaseModel, ConfigDict, create_model
 _FORBID = ConfigDict(extra="forbid")
 
 
-def fields_of(model: type[BaseModel], *, exclude: set[str] = frozenset(), optional: bool = False) -> dict[str, Any]:
+def fields_of(
+    model: type[BaseModel], *, exclude: Collection[str] = frozenset(), optional: bool = False
+) -> dict[str, Any]:
     """Field definitions of `model` for `create_model`; with optional=True every field defaults to None."""
     fields: dict[str, Any] = {}
     for name, info in model.model_fields.items():
@@ -19,14 +22,23 @@ def fields_of(model: type[BaseModel], *, exclude: set[str] = frozenset(), option
             copy = info._copy()  # keep constraints and description, drop the default
             copy.default = None
             copy.default_factory = None
-            fields[name] = (info.annotation | None, copy)
+            annotation: Any = info.annotation  # a type object at run time, used to build one
+            fields[name] = (annotation | None, copy)
         else:
             fields[name] = (info.annotation, info)
     return fields
 
 
-def derived_model(name: str, model: type[BaseModel], *, exclude: set[str] = frozenset(), optional: bool = False, base: type[BaseModel] | None = None, **extra: Any) -> type[BaseModel]:
-    return create_model(  # type: ignore[call-overload,no-any-return]
+def derived_model(
+    name: str,
+    model: type[BaseModel],
+    *,
+    exclude: Collection[str] = frozenset(),
+    optional: bool = False,
+    base: type[BaseModel] | None = None,
+    **extra: Any,
+) -> type[BaseModel]:
+    return create_model(
         name,
         __base__=base,
         __config__=None if base else _FORBID,

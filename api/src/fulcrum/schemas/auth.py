@@ -69,8 +69,12 @@ class UserUpdate(BaseModel):
 class ManagedUser(UserRead):
     """A user as admins see it: with the login throttle's state for the account."""
 
-    failed_logins: int = Field(description="Failed logins against this account in the last hour (0 after a success)")
-    locked_until: datetime | None = Field(description="Until when logins to this account are refused (429); null: not locked")
+    failed_logins: int = Field(
+        description="Failed logins against this account in the last hour (0 after a success)"
+    )
+    locked_until: datetime | None = Field(
+        description="Until when logins to this account are refused (429); null: not locked"
+    )
 
 
 class UsersList(BaseModel):
@@ -84,7 +88,8 @@ class PasswordChange(BaseModel):
     new_password: Password
     # Every other session and API token of the user is revoked; this one stays unless false.
     keep_this_session: StrictBool = Field(
-        default=True, description="Keep the session (or API token) this request is made with; false signs it out too"
+        default=True,
+        description="Keep the session (or API token) this request is made with; false signs it out too",
     )
 
 

@@ -15,7 +15,10 @@ def _typable_on_the_console(value: str) -> str:
     # (other characters, control characters; a newline would also end the line it is checked as)
     # would lock the operator out.
     if any(not " " <= character <= "~" for character in value):
-        raise ValueError("use printable ASCII only (letters, digits, punctuation, spaces): the console keyboard may not type other characters")
+        raise ValueError(
+            "use printable ASCII only (letters, digits, punctuation, spaces): the console keyboard "
+            "may not type other characters"
+        )
     return value
 
 

@@ -22,7 +22,7 @@ VipGroupRead = derived_model("VipGroupRead", snapshot.VipGroup, base=_ReadBase, 
 
 
 class VipGroupsList(BaseModel):
-    data: list[VipGroupRead]  # type: ignore[valid-type]
+    data: list[VipGroupRead]
     count: int
 
 
@@ -153,7 +153,9 @@ class PairRequest(BaseModel):
     local_url: PeerUrl | None = None
 
 
-SyncResultName = Literal["in_sync", "fast_forward", "forced", "peer_ahead", "conflict", "failed", "nothing_to_push", "pulled"]
+SyncResultName = Literal[
+    "in_sync", "fast_forward", "forced", "peer_ahead", "conflict", "failed", "nothing_to_push", "pulled"
+]
 
 
 class SyncResult(BaseModel):

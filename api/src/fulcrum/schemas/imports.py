@@ -30,7 +30,9 @@ ImportText = Annotated[str, StringConstraints(max_length=MAX_TEXT_CHARS)]
 class ImportRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     format: ImportFormat = ImportFormat.AUTO
-    text: ImportText = Field(description="keepalived.conf, or ipvsadm rules (ipvsadm -S -n, ipvsadm -R input)")
+    text: ImportText = Field(
+        description="keepalived.conf, or ipvsadm rules (ipvsadm -S -n, ipvsadm -R input)"
+    )
     # Files that `include` directives may name; nothing else is read.
     includes: dict[IncludeName, ImportText] = Field(default_factory=dict, max_length=MAX_INCLUDES)
     mode: ImportMode = ImportMode.PREVIEW

@@ -17,31 +17,35 @@ ServiceCreate = derived_model(
     "ServiceCreate",
     snapshot.Service,
     exclude={"fwmark", "backends"},
-    backends=(list[BackendCreate], Field(default_factory=list, max_length=10_000)),  # type: ignore[valid-type]
+    backends=(list[BackendCreate], Field(default_factory=list, max_length=10_000)),
 )
-ServiceUpdate = derived_model("ServiceUpdate", snapshot.Service, exclude={"fwmark", "backends"}, optional=True)
+ServiceUpdate = derived_model(
+    "ServiceUpdate", snapshot.Service, exclude={"fwmark", "backends"}, optional=True
+)
 
 
 class _ReadBase(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
 
-BackendRead = derived_model("BackendRead", snapshot.Backend, base=_ReadBase, id=(int, ...), service_id=(int, ...))
+BackendRead = derived_model(
+    "BackendRead", snapshot.Backend, base=_ReadBase, id=(int, ...), service_id=(int, ...)
+)
 ServiceRead = derived_model(
     "ServiceRead",
     snapshot.Service,
     exclude={"backends"},
     base=_ReadBase,
     id=(int, ...),
-    backends=(list[BackendRead], ...),  # type: ignore[valid-type]
+    backends=(list[BackendRead], ...),
 )
 
 
 class ServicesList(BaseModel):
-    data: list[ServiceRead]  # type: ignore[valid-type]
+    data: list[ServiceRead]
     count: int
 
 
 class BackendsList(BaseModel):
-    data: list[BackendRead]  # type: ignore[valid-type]
+    data: list[BackendRead]
     count: int

@@ -52,7 +52,9 @@ def _token_digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def issue_token(session: Session, user: User, kind: TokenKind, name: str, lifetime: timedelta | None) -> tuple[AuthToken, str]:
+def issue_token(
+    session: Session, user: User, kind: TokenKind, name: str, lifetime: timedelta | None
+) -> tuple[AuthToken, str]:
     secret = TOKEN_PREFIX[kind] + secrets.token_urlsafe(32)
     token = AuthToken(
         user_id=user.id,
@@ -70,7 +72,11 @@ def issue_token(session: Session, user: User, kind: TokenKind, name: str, lifeti
 def token_for(session: Session, secret: str) -> AuthToken | None:
     """The live token for `secret`: not expired, its user not disabled. Reads only."""
     token = session.scalar(select(AuthToken).where(AuthToken.token_hash == _token_digest(secret)))
-    if token is None or (token.expires_at is not None and token.expires_at <= utcnow()) or token.user.disabled:
+    if (
+        token is None
+        or (token.expires_at is not None and token.expires_at <= utcnow())
+        or token.user.disabled
+    ):
         return None
     return token
 
@@ -125,7 +131,9 @@ def needs_setup(session: Session) -> bool:
 # 64 MiB, so a flood of logins is queued for half the cores while the other half, and every
 # request thread, stay free for operators. Cancelling a queued check (its client went away)
 # removes it from the queue.
-_password_work = ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) // 2), thread_name_prefix="password")
+_password_work = ThreadPoolExecutor(
+    max_workers=max(1, (os.cpu_count() or 2) // 2), thread_name_prefix="password"
+)
 
 
 async def _hashing(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
@@ -144,7 +152,9 @@ def _refuse_setup_once_done(session: Session) -> None:
         raise Conflict("setup is already done: an account exists; log in instead")
 
 
-def _create_first_admin(session: Session, source: str, username: str, password_hash: str, lifetime: timedelta) -> tuple[User, AuthToken, str]:
+def _create_first_admin(
+    session: Session, source: str, username: str, password_hash: str, lifetime: timedelta
+) -> tuple[User, AuthToken, str]:
     begin_write(session)
     _refuse_setup_once_done(session)  # again, under the write lock: two setups may race
     user = User(username=username, password_hash=password_hash, role=Role.ADMIN.value)
@@ -155,7 +165,9 @@ def _create_first_admin(session: Session, source: str, username: str, password_h
     return user, token, secret
 
 
-async def create_first_admin(session: Session, source: str, username: str, password: str, lifetime: timedelta) -> tuple[User, AuthToken, str]:
+async def create_first_admin(
+    session: Session, source: str, username: str, password: str, lifetime: timedelta
+) -> tuple[User, AuthToken, str]:
     """First-run setup, with its first session. Works only while no account exists: there is no
     default password. For an endpoint marked `writes_late`: the password is hashed holding no lock."""
     await run_in_threadpool(_refuse_setup_once_done, session)
@@ -175,12 +187,16 @@ class _LoginAttempt:
 def _start_login(session: Session, source: str, username: str) -> _LoginAttempt:
     login_throttle.check(session, source, username)
     user = session.scalar(select(User).where(User.username == username))
-    attempt = _LoginAttempt(source, username, user.id if user else None, user.password_hash if user else _DUMMY_HASH)
+    attempt = _LoginAttempt(
+        source, username, user.id if user else None, user.password_hash if user else _DUMMY_HASH
+    )
     session.rollback()  # the read ends: nothing is held while the password is checked
     return attempt
 
 
-def _finish_login(session: Session, attempt: _LoginAttempt, valid: bool, rehashed: str | None, lifetime: timedelta) -> tuple[User, AuthToken, str]:
+def _finish_login(
+    session: Session, attempt: _LoginAttempt, valid: bool, rehashed: str | None, lifetime: timedelta
+) -> tuple[User, AuthToken, str]:
     begin_write(session)
     # Again, under the write lock: failures recorded while this password was being checked count,
     # so a burst of concurrent guesses gets no more answers than a sequence would.
@@ -200,7 +216,9 @@ def _finish_login(session: Session, attempt: _LoginAttempt, valid: bool, rehashe
     return user, token, secret
 
 
-async def login(session: Session, source: str, username: str, password: str, lifetime: timedelta) -> tuple[User, AuthToken, str]:
+async def login(
+    session: Session, source: str, username: str, password: str, lifetime: timedelta
+) -> tuple[User, AuthToken, str]:
     """Check a password and start a session. For an endpoint marked `writes_late`: the throttle and
     the account are read, the password is checked holding no lock, and only the outcome (throttle
     counts, audit record, session token) is written, under the write lock for milliseconds."""

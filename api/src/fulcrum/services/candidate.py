@@ -102,7 +102,7 @@ def candidate_snapshot(session: Session, focus: tuple[str, str] | None = None) -
     session.flush()
     services = list_services(session)
     groups = list_vip_groups(session)
-    data = {
+    data: dict[str, Any] = {
         "services": [service_spec(s).model_dump(mode="json") for s in services],
         "vip_groups": [vip_group_spec(g).model_dump(mode="json") for g in groups],
         "node": node_settings(session),
@@ -143,14 +143,14 @@ def load_snapshot(session: Session, snapshot: spec.ConfigSnapshot) -> None:
             session.add(row)
         _load_backends(session, row, service.backends)
     groups = {g.name: g for g in list_vip_groups(session)}
-    for name, row in groups.items():
+    for name, group_row in groups.items():
         if name not in {g.name for g in snapshot.vip_groups}:
-            session.delete(row)
+            session.delete(group_row)
     for group in snapshot.vip_groups:
-        row = groups.get(group.name) or VipGroup()
-        write_vip_group(row, group)
-        if row.id is None:
-            session.add(row)
+        group_row = groups.get(group.name) or VipGroup()
+        write_vip_group(group_row, group)
+        if group_row.id is None:
+            session.add(group_row)
     node_row(session).settings = snapshot.node.model_dump(mode="json")
     firewall_row(session).settings = snapshot.firewall.model_dump(mode="json")
     session.flush()
@@ -159,9 +159,9 @@ def load_snapshot(session: Session, snapshot: spec.ConfigSnapshot) -> None:
 def _load_backends(session: Session, service: Service, backends: list[spec.Backend]) -> None:
     existing = {(b.address, b.port): b for b in service.backends}
     wanted = {(str(b.address), b.port) for b in backends}
-    for key, row in existing.items():
+    for key, stale in existing.items():
         if key not in wanted:
-            service.backends.remove(row)
+            service.backends.remove(stale)
     session.flush()
     for backend in backends:
         row = existing.get((str(backend.address), backend.port))

@@ -49,17 +49,42 @@ def get_console_access(path: Path) -> ConsoleAccess:
     return ConsoleAccess(password_required=True, changed_at=datetime.fromtimestamp(changed, UTC))
 
 
-def set_console_access(session: Session, actor: audit.Actor, path: Path, change: ConsoleAccessUpdate) -> ConsoleAccess:
+def set_console_access(
+    session: Session, actor: audit.Actor, path: Path, change: ConsoleAccessUpdate
+) -> ConsoleAccess:
     before = get_console_access(path)
     if change.password is not None and not change.password_required:
-        raise ConfigInvalid([{"loc": ["body", "password"], "msg": "a console password is set only with password_required: true", "type": "value_error"}])
+        raise ConfigInvalid(
+            [
+                {
+                    "loc": ["body", "password"],
+                    "msg": "a console password is set only with password_required: true",
+                    "type": "value_error",
+                }
+            ]
+        )
     if change.password_required and change.password is None and not before.password_required:
-        raise ConfigInvalid([{"loc": ["body", "password"], "msg": "set a console password to turn protection on: the appliance's root account has none", "type": "missing"}])
+        raise ConfigInvalid(
+            [
+                {
+                    "loc": ["body", "password"],
+                    "msg": "set a console password to turn protection on: "
+                    "the appliance's root account has none",
+                    "type": "missing",
+                }
+            ]
+        )
     # Audited first: the entry is flushed with the request's transaction, and the file (which
     # the console reads at once) is the last step, so a refused change leaves the console as it was.
     audit.record(
-        session, actor, "node.console", "",
-        {"password_required": {"before": before.password_required, "after": change.password_required}, "password_changed": change.password is not None},
+        session,
+        actor,
+        "node.console",
+        "",
+        {
+            "password_required": {"before": before.password_required, "after": change.password_required},
+            "password_changed": change.password is not None,
+        },
     )
     if not change.password_required:
         path.unlink(missing_ok=True)
@@ -69,10 +94,14 @@ def set_console_access(session: Session, actor: audit.Actor, path: Path, change:
 
 
 def _sha512_crypt(password: str) -> str:
-    hashed = subprocess.run(HASH_COMMAND, input=password + "\n", capture_output=True, text=True, timeout=HASH_TIMEOUT, check=False)
+    hashed = subprocess.run(
+        HASH_COMMAND, input=password + "\n", capture_output=True, text=True, timeout=HASH_TIMEOUT, check=False
+    )
     line = hashed.stdout.strip()
     if hashed.returncode != 0 or not SHA512_CRYPT.fullmatch(line):
-        raise RuntimeError(f"openssl passwd -6 failed (exit {hashed.returncode}): {hashed.stderr.strip()[:200]}")
+        raise RuntimeError(
+            f"openssl passwd -6 failed (exit {hashed.returncode}): {hashed.stderr.strip()[:200]}"
+        )
     return line
 
 

@@ -64,7 +64,15 @@ def delete_vip_group(session: Session, actor: audit.Actor, group_id: int) -> Non
 def _name_is_free(session: Session, name: str, own_id: int | None) -> None:
     existing = session.scalar(select(VipGroup.id).where(VipGroup.name == name))
     if existing is not None and existing != own_id:
-        raise ConfigInvalid([{"loc": ["body", "name"], "msg": f"a VIP group named {name!r} exists already", "type": "value_error"}])
+        raise ConfigInvalid(
+            [
+                {
+                    "loc": ["body", "name"],
+                    "msg": f"a VIP group named {name!r} exists already",
+                    "type": "value_error",
+                }
+            ]
+        )
 
 
 def _check(session: Session, row: VipGroup) -> None:
@@ -76,12 +84,17 @@ def get_node(session: Session) -> spec.Node:
 
 
 def set_node(session: Session, actor: audit.Actor, request: BaseModel) -> spec.Node:
-    return _store_singleton(session, actor, "node.update", node_row(session), spec.Node, request.model_dump(mode="json"))
+    return _store_singleton(
+        session, actor, "node.update", node_row(session), spec.Node, request.model_dump(mode="json")
+    )
 
 
 def update_node(session: Session, actor: audit.Actor, request: BaseModel) -> spec.Node:
     """Only the fields the request sets change; the merged settings are validated as a whole."""
-    data = {**get_node(session).model_dump(mode="json"), **request.model_dump(mode="json", exclude_unset=True)}
+    data = {
+        **get_node(session).model_dump(mode="json"),
+        **request.model_dump(mode="json", exclude_unset=True),
+    }
     return _store_singleton(session, actor, "node.update", node_row(session), spec.Node, data)
 
 
@@ -90,10 +103,19 @@ def get_firewall(session: Session) -> spec.Firewall:
 
 
 def set_firewall(session: Session, actor: audit.Actor, request: BaseModel) -> spec.Firewall:
-    return _store_singleton(session, actor, "firewall.update", firewall_row(session), spec.Firewall, request.model_dump(mode="json"))
+    return _store_singleton(
+        session,
+        actor,
+        "firewall.update",
+        firewall_row(session),
+        spec.Firewall,
+        request.model_dump(mode="json"),
+    )
 
 
-def _store_singleton(session: Session, actor: audit.Actor, action: str, row: Any, model: type[BaseModel], data: dict[str, Any]) -> Any:
+def _store_singleton(
+    session: Session, actor: audit.Actor, action: str, row: Any, model: type[BaseModel], data: dict[str, Any]
+) -> Any:
     before = dict(row.settings)
     value = validated(lambda: model.model_validate(data))
     row.settings = value.model_dump(mode="json")

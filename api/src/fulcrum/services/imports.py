@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from fulcrum.config import snapshot as spec
-from fulcrum.importer import ImportResult, import_text
+from fulcrum.importer import ImportFormat, ImportResult, import_text
 from fulcrum.importer.draft import unique_name
 from fulcrum.schemas.imports import (
     ConflictPolicy,
@@ -45,15 +45,25 @@ def run_import(session: Session, actor: audit.Actor, request: ImportRequest, adm
             objects.append(_node_object(result.node, ImportAction.REPLACE))
     else:
         objects += [
-            ImportedObject(kind="vip_group", name=g.name, summary=_group_summary(g), action=ImportAction.NEEDS_ADMIN, conflicts_with=[])
+            ImportedObject(
+                kind="vip_group",
+                name=g.name,
+                summary=_group_summary(g),
+                action=ImportAction.NEEDS_ADMIN,
+                conflicts_with=[],
+            )
             for g in result.vip_groups
         ]
         if result.node:
             objects.append(_node_object(result.node, ImportAction.NEEDS_ADMIN))
     after = validated(
         lambda: spec.ConfigSnapshot.model_validate(
-            {**before.model_dump(mode="json"), "services": [s.model_dump(mode="json") for s in services],
-             "vip_groups": [g.model_dump(mode="json") for g in groups], "node": node.model_dump(mode="json")}
+            {
+                **before.model_dump(mode="json"),
+                "services": [s.model_dump(mode="json") for s in services],
+                "vip_groups": [g.model_dump(mode="json") for g in groups],
+                "node": node.model_dump(mode="json"),
+            }
         )
     )
     applied = request.mode == ImportMode.APPLY
@@ -61,14 +71,23 @@ def run_import(session: Session, actor: audit.Actor, request: ImportRequest, adm
         load_snapshot(session, after)
         candidate_snapshot(session)
         audit.record(
-            session, actor, "import.apply", result.format,
-            {"objects": [o.model_dump(mode="json") for o in objects if o.action in (ImportAction.ADD, ImportAction.REPLACE)]},
+            session,
+            actor,
+            "import.apply",
+            result.format,
+            {
+                "objects": [
+                    o.model_dump(mode="json")
+                    for o in objects
+                    if o.action in (ImportAction.ADD, ImportAction.REPLACE)
+                ]
+            },
         )
-    counts: dict[str, Any] = {outcome: 0 for outcome in ("imported", "changed", "not_imported")}
+    counts: dict[str, Any] = dict.fromkeys(("imported", "changed", "not_imported"), 0)
     for line in result.report:
         counts[line.outcome.value] += 1
     return ImportResponse(
-        format=result.format,
+        format=ImportFormat(result.format),
         mode=request.mode,
         applied=applied,
         objects=objects,
@@ -94,9 +113,13 @@ def _merge_services(
             continue
         kept = [s for s in kept if s not in clashing]
         if any(s.name == imported.name for s in kept):
-            imported = imported.model_copy(update={"name": unique_name(imported.name, {s.name for s in kept})})
+            imported = imported.model_copy(
+                update={"name": unique_name(imported.name, {s.name for s in kept})}
+            )
         kept.append(imported)
-        objects.append(_service_object(imported, ImportAction.REPLACE if clashing else ImportAction.ADD, clashing))
+        objects.append(
+            _service_object(imported, ImportAction.REPLACE if clashing else ImportAction.ADD, clashing)
+        )
     return kept
 
 
@@ -107,29 +130,53 @@ def _merge_groups(
     for imported in result.vip_groups:
         family = ipaddress.ip_interface(imported.addresses[0]).version
         clashing = [
-            g for g in kept
+            g
+            for g in kept
             if g.name == imported.name
-            or (g.virtual_router_id == imported.virtual_router_id and ipaddress.ip_interface(g.addresses[0]).version == family)
+            or (
+                g.virtual_router_id == imported.virtual_router_id
+                and ipaddress.ip_interface(g.addresses[0]).version == family
+            )
         ]
         if clashing and policy == ConflictPolicy.SKIP:
-            objects.append(ImportedObject(kind="vip_group", name=imported.name, summary=_group_summary(imported),
-                                          action=ImportAction.SKIP, conflicts_with=[g.name for g in clashing]))
+            objects.append(
+                ImportedObject(
+                    kind="vip_group",
+                    name=imported.name,
+                    summary=_group_summary(imported),
+                    action=ImportAction.SKIP,
+                    conflicts_with=[g.name for g in clashing],
+                )
+            )
             continue
         kept = [g for g in kept if g not in clashing] + [imported]
-        objects.append(ImportedObject(kind="vip_group", name=imported.name, summary=_group_summary(imported),
-                                      action=ImportAction.REPLACE if clashing else ImportAction.ADD,
-                                      conflicts_with=[g.name for g in clashing]))
+        objects.append(
+            ImportedObject(
+                kind="vip_group",
+                name=imported.name,
+                summary=_group_summary(imported),
+                action=ImportAction.REPLACE if clashing else ImportAction.ADD,
+                conflicts_with=[g.name for g in clashing],
+            )
+        )
     return kept
 
 
-def _service_object(service: spec.Service, action: ImportAction, clashing: list[spec.Service]) -> ImportedObject:
+def _service_object(
+    service: spec.Service, action: ImportAction, clashing: list[spec.Service]
+) -> ImportedObject:
     host = f"[{service.address}]" if service.address.version == 6 else str(service.address)
     summary = (
         f"{host}:{service.ports[0]}/{service.protocol.value} {service.scheduler.value} "
         f"{service.forwarding.value}, {len(service.backends)} backends"
     )
-    return ImportedObject(kind="service", name=service.name, summary=summary, action=action,
-                          conflicts_with=[s.name for s in clashing])
+    return ImportedObject(
+        kind="service",
+        name=service.name,
+        summary=summary,
+        action=action,
+        conflicts_with=[s.name for s in clashing],
+    )
 
 
 def _group_summary(group: spec.VipGroup) -> str:

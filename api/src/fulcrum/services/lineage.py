@@ -54,10 +54,12 @@ def history(session: Session, limit: int = HISTORY_LENGTH) -> list[str]:
     """The lineage ids of the last good revisions, newest (the head) first, without repeats."""
     ids: list[str] = []
     rows = session.scalars(
-        select(Revision.lineage).where(Revision.state.in_(HEAD_STATES), Revision.lineage.is_not(None)).order_by(Revision.number.desc())
+        select(Revision.lineage)
+        .where(Revision.state.in_(HEAD_STATES), Revision.lineage.is_not(None))
+        .order_by(Revision.number.desc())
     )
     for lineage in rows:
-        if lineage not in ids:
+        if lineage is not None and lineage not in ids:
             ids.append(lineage)
             if len(ids) == limit:
                 break
@@ -73,4 +75,8 @@ def stamp(session: Session, snapshot: ConfigSnapshot, lineage: str | None = None
             lineage = parent.lineage
         else:
             lineage = next_lineage(parent.lineage if parent else None, shared)
-    return {"shared_hash": shared, "parent_shared_hash": parent.shared_hash if parent else None, "lineage": lineage}
+    return {
+        "shared_hash": shared,
+        "parent_shared_hash": parent.shared_hash if parent else None,
+        "lineage": lineage,
+    }

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import cast
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
@@ -38,7 +39,9 @@ def _lockout(failures: int, last_failed_at: datetime | None, now: datetime) -> L
         return Lockout(0, None)
     if failures < FREE_FAILURES:
         return Lockout(failures, None)
-    doublings = min(failures - FREE_FAILURES, 16)  # past MAX_LOCKOUT anyway; a bigger power would overflow timedelta
+    doublings = min(
+        failures - FREE_FAILURES, 16
+    )  # past MAX_LOCKOUT anyway; a bigger power would overflow timedelta
     wait = min(MAX_LOCKOUT, FIRST_LOCKOUT * 2**doublings)
     until = last_failed_at + wait
     return Lockout(failures, until if until > now else None)
@@ -56,8 +59,10 @@ def _address_lockout(session: Session, address: str, now: datetime) -> Lockout:
             AddressLoginFailures.address == address, AddressLoginFailures.last_failed_at > now - FORGET_AFTER
         )
     ).one()
-    # func.max over a TypeDecorator column comes back naive: it is UTC.
-    return _lockout(failures or 0, last.replace(tzinfo=now.tzinfo) if last else None, now)
+    # MAX is NULL when no failure is recorded, though SQLAlchemy types it as the column; and over a
+    # TypeDecorator column it comes back naive: it is UTC.
+    latest = cast("datetime | None", last)
+    return _lockout(failures or 0, latest.replace(tzinfo=now.tzinfo) if latest else None, now)
 
 
 def check(session: Session, address: str, username: str) -> None:
@@ -73,10 +78,18 @@ def check(session: Session, address: str, username: str) -> None:
 
 def failed(session: Session, address: str, username: str) -> None:
     now = utcnow()
-    session.execute(delete(AccountLoginFailures).where(AccountLoginFailures.last_failed_at < now - FORGET_AFTER))
-    session.execute(delete(AddressLoginFailures).where(AddressLoginFailures.last_failed_at < now - FORGET_AFTER))
-    account = session.get(AccountLoginFailures, username) or AccountLoginFailures(username=username, failures=0)
-    from_address = session.get(AddressLoginFailures, (address, username)) or AddressLoginFailures(address=address, username=username, failures=0)
+    session.execute(
+        delete(AccountLoginFailures).where(AccountLoginFailures.last_failed_at < now - FORGET_AFTER)
+    )
+    session.execute(
+        delete(AddressLoginFailures).where(AddressLoginFailures.last_failed_at < now - FORGET_AFTER)
+    )
+    account = session.get(AccountLoginFailures, username) or AccountLoginFailures(
+        username=username, failures=0
+    )
+    from_address = session.get(AddressLoginFailures, (address, username)) or AddressLoginFailures(
+        address=address, username=username, failures=0
+    )
     for row in (account, from_address):
         row.failures += 1
         row.last_failed_at = now
@@ -87,7 +100,9 @@ def failed(session: Session, address: str, username: str) -> None:
 def succeeded(session: Session, address: str, username: str) -> None:
     session.execute(delete(AccountLoginFailures).where(AccountLoginFailures.username == username))
     session.execute(
-        delete(AddressLoginFailures).where(AddressLoginFailures.address == address, AddressLoginFailures.username == username)
+        delete(AddressLoginFailures).where(
+            AddressLoginFailures.address == address, AddressLoginFailures.username == username
+        )
     )
 
 

@@ -10,9 +10,7 @@ from sqlalchemy.orm import Session
 T = TypeVar("T")
 
 
-def page(
-    session: Session, query: Select[tuple[T]], order_by: Any, limit: int, offset: int
-) -> tuple[list[T], int]:
+def page(session: Session, query: Select[T], order_by: Any, limit: int, offset: int) -> tuple[list[T], int]:
     """`query`'s rows `offset` to `offset + limit` in `order_by`'s order, and how many it has in all."""
     total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
     rows = session.scalars(query.order_by(order_by).limit(limit).offset(offset))

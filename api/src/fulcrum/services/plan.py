@@ -59,7 +59,9 @@ def _service_changes(a: Service, b: Service) -> list[PlanItem]:
     notes: list[str] = []
     disruptive = False
     if a.scheduler != b.scheduler:
-        notes.append(f"scheduler {a.scheduler.value} → {b.scheduler.value} (existing connections keep their backend)")
+        notes.append(
+            f"scheduler {a.scheduler.value} → {b.scheduler.value} (existing connections keep their backend)"
+        )
     if a.forwarding != b.forwarding or a.tunnel_type != b.tunnel_type:
         notes.append(f"forwarding {_method(a)} → {_method(b)}: established connections may break")
         disruptive = True
@@ -76,7 +78,13 @@ def _service_changes(a: Service, b: Service) -> list[PlanItem]:
         notes.append("changes " + ", ".join(changed_rest))
     if notes:
         items.append(
-            PlanItem(kind="service", action=PlanAction.CHANGE, target=b.name, detail="; ".join(notes), disruptive=disruptive)
+            PlanItem(
+                kind="service",
+                action=PlanAction.CHANGE,
+                target=b.name,
+                detail="; ".join(notes),
+                disruptive=disruptive,
+            )
         )
     items += _backend_changes(a, b)
     return items
@@ -120,7 +128,14 @@ def _backend_changes(a: Service, b: Service) -> list[PlanItem]:
         if x.health_check != y.health_check:
             notes.append("health check changes")
         if notes:
-            items.append(PlanItem(kind="backend", action=PlanAction.CHANGE, target=f"{b.name} → {key}", detail="; ".join(notes)))
+            items.append(
+                PlanItem(
+                    kind="backend",
+                    action=PlanAction.CHANGE,
+                    target=f"{b.name} → {key}",
+                    detail="; ".join(notes),
+                )
+            )
     return items
 
 
@@ -158,10 +173,22 @@ def _vip_changes(before: ConfigSnapshot, after: ConfigSnapshot) -> list[PlanItem
         if previous is None or previous == group:
             continue
         if previous.virtual_router_id != group.virtual_router_id:
-            detail, disruptive = f"VRID {previous.virtual_router_id} → {group.virtual_router_id}: VRRP restarts and the VIPs may move", True
+            detail, disruptive = (
+                f"VRID {previous.virtual_router_id} → {group.virtual_router_id}: VRRP restarts and the "
+                "VIPs may move",
+                True,
+            )
         else:
             detail, disruptive = "VRRP timing or preemption changes", False
-        items.append(PlanItem(kind="vip_group", action=PlanAction.CHANGE, target=group.name, detail=detail, disruptive=disruptive))
+        items.append(
+            PlanItem(
+                kind="vip_group",
+                action=PlanAction.CHANGE,
+                target=group.name,
+                detail=detail,
+                disruptive=disruptive,
+            )
+        )
     return items
 
 
@@ -174,7 +201,9 @@ def _node_changes(before: ConfigSnapshot, after: ConfigSnapshot) -> list[PlanIte
                 kind="node",
                 action=PlanAction.CHANGE,
                 target=after.node.name,
-                detail="VRRP settings change (" + ", ".join(changed) + "): VRRP instances restart and VIPs may move",
+                detail="VRRP settings change ("
+                + ", ".join(changed)
+                + "): VRRP instances restart and VIPs may move",
                 disruptive=True,
             )
         )
@@ -188,7 +217,8 @@ def _node_changes(before: ConfigSnapshot, after: ConfigSnapshot) -> list[PlanIte
                 kind="node",
                 action=PlanAction.CHANGE,
                 target=after.node.name,
-                detail=f"connection sync interface {before.node.sync_interface or 'off'} → {after.node.sync_interface or 'off'}",
+                detail=f"connection sync interface {before.node.sync_interface or 'off'} → "
+                f"{after.node.sync_interface or 'off'}",
             )
         )
     return items
@@ -205,13 +235,17 @@ def _vip_interface_change(before: ConfigSnapshot, after: ConfigSnapshot) -> Plan
             continue
         was = old.get(name) or f"{before.node.vrrp_interface} (the VRRP interface)"
         becomes = new.get(name) or f"{after.node.vrrp_interface} (the VRRP interface)"
-        moves.append(f"{name} {was} → {becomes}" + ("" if name in groups else " (no such VIP group: ignored)"))
+        moves.append(
+            f"{name} {was} → {becomes}" + ("" if name in groups else " (no such VIP group: ignored)")
+        )
         moves_a_group = moves_a_group or name in groups
     return PlanItem(
         kind="node",
         action=PlanAction.CHANGE,
         target=after.node.name,
-        detail="VIP interfaces change: " + "; ".join(moves) + ". A group's addresses move to its new interface, which is tracked",
+        detail="VIP interfaces change: "
+        + "; ".join(moves)
+        + ". A group's addresses move to its new interface, which is tracked",
         disruptive=moves_a_group,
     )
 
@@ -219,12 +253,16 @@ def _vip_interface_change(before: ConfigSnapshot, after: ConfigSnapshot) -> Plan
 def _track_interface_change(before: ConfigSnapshot, after: ConfigSnapshot) -> PlanItem:
     added = [i for i in after.node.track_interfaces if i not in before.node.track_interfaces]
     removed = [i for i in before.node.track_interfaces if i not in after.node.track_interfaces]
-    parts = ([f"tracks {', '.join(added)}"] if added else []) + ([f"stops tracking {', '.join(removed)}"] if removed else [])
+    parts = ([f"tracks {', '.join(added)}"] if added else []) + (
+        [f"stops tracking {', '.join(removed)}"] if removed else []
+    )
     return PlanItem(
         kind="node",
         action=PlanAction.CHANGE,
         target=after.node.name,
-        detail="tracked interfaces change: " + "; ".join(parts) + ". While a tracked interface is down this node is FAULT and the peer holds the VIPs",
+        detail="tracked interfaces change: "
+        + "; ".join(parts)
+        + ". While a tracked interface is down this node is FAULT and the peer holds the VIPs",
     )
 
 
@@ -247,10 +285,13 @@ def warnings(snapshot: ConfigSnapshot) -> list[str]:
     # Addresses of the pair itself: traffic sent there reaches an appliance, not a backend.
     own = {
         address: what
-        for address, what in [(snapshot.node.unicast_source, "this node's VRRP address"), (snapshot.node.peer_address, "the peer node's address")]
+        for address, what in [
+            (snapshot.node.unicast_source, "this node's VRRP address"),
+            (snapshot.node.peer_address, "the peer node's address"),
+        ]
         if address is not None
     }
-    own.update({vip: "a VIP of this appliance" for vip in vips})
+    own.update(dict.fromkeys(vips, "a VIP of this appliance"))
     for s in snapshot.services:
         if not s.enabled:
             continue
@@ -258,13 +299,21 @@ def warnings(snapshot: ConfigSnapshot) -> list[str]:
         if not any(b.enabled for b in s.backends):
             found.append(f"service {s.name}: no enabled backend, so it is not put into IPVS at all")
         elif not live and s.sorry_server is None:
-            found.append(f"service {s.name}: every backend is drained (weight 0): it takes no new connections")
+            found.append(
+                f"service {s.name}: every backend is drained (weight 0): it takes no new connections"
+            )
         weight = sum(b.weight for b in s.backends if b.enabled)
         if live and s.quorum > weight:
-            found.append(f"service {s.name}: quorum {s.quorum} exceeds the enabled weight {weight}; it acts as {weight}")
+            found.append(
+                f"service {s.name}: quorum {s.quorum} exceeds the enabled weight {weight}; it acts as "
+                f"{weight}"
+            )
         for b in s.backends:
             if b.address == s.address:
-                found.append(f"service {s.name}: backend {b.address} is the service's own address; it would balance to itself")
+                found.append(
+                    f"service {s.name}: backend {b.address} is the service's own address; "
+                    "it would balance to itself"
+                )
             elif b.address in own:
                 found.append(f"service {s.name}: backend {b.address} is {own[b.address]}, not a real server")
         if s.address not in vips:
@@ -297,4 +346,6 @@ def _label(s: Service) -> str:
 
 def _describe(s: Service) -> str:
     enabled = sum(1 for b in s.backends if b.enabled)
-    return f"{s.scheduler.value}, {_method(s)}, {enabled} backend(s), {s.health_check.type.value} health check"
+    return (
+        f"{s.scheduler.value}, {_method(s)}, {enabled} backend(s), {s.health_check.type.value} health check"
+    )

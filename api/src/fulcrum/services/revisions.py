@@ -18,11 +18,11 @@ from sqlalchemy.orm import Session
 from fulcrum.apply.client import Applier
 from fulcrum.apply.result import ApplyOutcome, ApplyResult, ApplyStep
 from fulcrum.config.snapshot import ConfigSnapshot
+from fulcrum.db import begin_write, end_read
 from fulcrum.errors import ApplyFailed, ApplyRejected, Conflict, NotFound
 from fulcrum.models import GOOD_STATES, Revision, RevisionState
 from fulcrum.models._types import utcnow
 from fulcrum.schemas.revisions import Diff, PendingChanges
-from fulcrum.db import begin_write, end_read
 from fulcrum.services import audit
 from fulcrum.services import lineage as ha_lineage
 from fulcrum.services.candidate import candidate_snapshot, load_snapshot
@@ -48,7 +48,7 @@ def list_revisions(session: Session, limit: int, offset: int) -> tuple[list[Revi
 
 def count_by_state(session: Session) -> dict[str, int]:
     rows = session.execute(select(Revision.state, func.count()).group_by(Revision.state))
-    return {state: count for state, count in rows}
+    return dict(rows.tuples())
 
 
 def latest(session: Session) -> Revision | None:
@@ -81,7 +81,11 @@ def pending_changes(session: Session) -> PendingChanges:
 def diff(session: Session, from_number: int | None, to_number: int | None) -> Diff:
     """Diff two revisions; None for `to_number` means the candidate, for `from_number` the empty config."""
     before = snapshot_of(get_revision(session, from_number)) if from_number is not None else None
-    after = snapshot_of(get_revision(session, to_number)) if to_number is not None else candidate_snapshot(session)
+    after = (
+        snapshot_of(get_revision(session, to_number))
+        if to_number is not None
+        else candidate_snapshot(session)
+    )
     assert after is not None
     return _diff(before, after, from_number, to_number)
 
@@ -129,7 +133,9 @@ def commit(
     previous = running(session)
     previous_number = previous.number if previous else None
     if previous is not None and previous.digest == snapshot.digest() and rollback_of is None:
-        raise Conflict(f"nothing to commit: the configuration equals revision {previous.number}, which is running")
+        raise Conflict(
+            f"nothing to commit: the configuration equals revision {previous.number}, which is running"
+        )
     waiting = awaiting_confirm(session)
     if waiting is not None and (supersedes is None or waiting.number != supersedes.number):
         raise Conflict(
@@ -162,7 +168,9 @@ def commit(
         state=_state_for(result, confirm_within),
         previous=previous_number,
         rollback_of=rollback_of,
-        confirm_deadline=utcnow() + timedelta(seconds=confirm_within) if confirm_within and result.ok else None,
+        confirm_deadline=utcnow() + timedelta(seconds=confirm_within)
+        if confirm_within and result.ok
+        else None,
         apply_result=result.model_dump(mode="json"),
         **stamp,
     )
@@ -203,7 +211,11 @@ def _state_for(result: ApplyResult, confirm_within: int | None) -> str:
         return RevisionState.FAILED.value
     if confirm_within:
         return RevisionState.AWAITING_CONFIRM.value
-    return RevisionState.APPLIED.value if result.outcome == ApplyOutcome.APPLIED else RevisionState.VALIDATED.value
+    return (
+        RevisionState.APPLIED.value
+        if result.outcome == ApplyOutcome.APPLIED
+        else RevisionState.VALIDATED.value
+    )
 
 
 def rollback(
@@ -238,7 +250,11 @@ def confirm(session: Session, actor: audit.Actor, number: int) -> Revision:
         raise Conflict(f"revision {number} is {revision.state}, not awaiting confirmation")
     revision.confirmed_at = utcnow()
     outcome = revision.apply_result.get("outcome")
-    revision.state = RevisionState.APPLIED.value if outcome == ApplyOutcome.APPLIED.value else RevisionState.VALIDATED.value
+    revision.state = (
+        RevisionState.APPLIED.value
+        if outcome == ApplyOutcome.APPLIED.value
+        else RevisionState.VALIDATED.value
+    )
     session.flush()
     audit.record(session, actor, "revision.confirm", f"revision {number}", revision=number)
     return revision
@@ -251,7 +267,10 @@ def revert_unconfirmed(session: Session, applier: Applier, now: datetime | None 
         return None
     previous = get_revision(session, waiting.previous) if waiting.previous is not None else None
     target = snapshot_of(previous) or ConfigSnapshot()
-    message = f"automatic rollback: revision {waiting.number} was not confirmed by {waiting.confirm_deadline:%Y-%m-%d %H:%M:%S} UTC"
+    message = (
+        f"automatic rollback: revision {waiting.number} was not confirmed by "
+        f"{waiting.confirm_deadline:%Y-%m-%d %H:%M:%S} UTC"
+    )
     return commit(
         session, audit.SYSTEM, applier, message, None,
         snapshot=target, rollback_of=waiting.previous, supersedes=waiting,

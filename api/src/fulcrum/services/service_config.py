@@ -40,7 +40,9 @@ def list_services(session: Session, search: str | None = None) -> list[Service]:
     query = select(Service).order_by(Service.name)
     if search:
         like = f"%{search}%"
-        query = query.where(Service.name.ilike(like) | Service.address.ilike(like) | Service.description.ilike(like))
+        query = query.where(
+            Service.name.ilike(like) | Service.address.ilike(like) | Service.description.ilike(like)
+        )
     return list(session.scalars(query))
 
 
@@ -63,7 +65,15 @@ def _with_fwmark(session: Session, data: dict[str, Any], current: int | None) ->
 def _name_is_free(session: Session, name: str, own_id: int | None) -> None:
     existing = session.scalar(select(Service.id).where(Service.name == name))
     if existing is not None and existing != own_id:
-        raise ConfigInvalid([{"loc": ["body", "name"], "msg": f"a service named {name!r} exists already", "type": "value_error"}])
+        raise ConfigInvalid(
+            [
+                {
+                    "loc": ["body", "name"],
+                    "msg": f"a service named {name!r} exists already",
+                    "type": "value_error",
+                }
+            ]
+        )
 
 
 def create_service(session: Session, actor: audit.Actor, request: BaseModel) -> Service:
@@ -117,12 +127,18 @@ def add_backend(session: Session, actor: audit.Actor, service_id: int, request: 
     session.flush()
     candidate_snapshot(session, focus=("services", service.name))
     audit.record(
-        session, actor, "backend.create", _backend_target(service, row), {"after": backend.model_dump(mode="json")}
+        session,
+        actor,
+        "backend.create",
+        _backend_target(service, row),
+        {"after": backend.model_dump(mode="json")},
     )
     return row
 
 
-def update_backend(session: Session, actor: audit.Actor, service_id: int, backend_id: int, request: BaseModel) -> Backend:
+def update_backend(
+    session: Session, actor: audit.Actor, service_id: int, backend_id: int, request: BaseModel
+) -> Backend:
     service = get_service(session, service_id)
     row = get_backend(session, service_id, backend_id)
     before = backend_spec(row).model_dump(mode="json")
@@ -151,7 +167,10 @@ def delete_backend(session: Session, actor: audit.Actor, service_id: int, backen
 
 def _check_backends(service: Service, backends: list[spec.Backend], index: int) -> None:
     """Validate the service with `backends` before any row changes; errors point at backend `index`."""
-    data = {**service_spec(service).model_dump(mode="json"), "backends": [b.model_dump(mode="json") for b in backends]}
+    data = {
+        **service_spec(service).model_dump(mode="json"),
+        "backends": [b.model_dump(mode="json") for b in backends],
+    }
     validated(lambda: spec.Service.model_validate(data), strip=("backends", index))
 
 

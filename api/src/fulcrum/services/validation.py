@@ -13,7 +13,9 @@ from fulcrum.errors import ConfigInvalid
 T = TypeVar("T")
 
 
-def validated(build: Callable[[], T], prefix: Sequence[str | int] = ("body",), strip: Sequence[str | int] = ()) -> T:
+def validated(
+    build: Callable[[], T], prefix: Sequence[str | int] = ("body",), strip: Sequence[str | int] = ()
+) -> T:
     try:
         return build()
     except ValidationError as exc:

@@ -102,7 +102,9 @@ class History:
                 if key not in keep:
                     del self._series[key]
 
-    def read(self, key: tuple[str, str | None], start: float, coarse: bool) -> list[tuple[float, tuple[float, ...]]]:
+    def read(
+        self, key: tuple[str, str | None], start: float, coarse: bool
+    ) -> list[tuple[float, tuple[float, ...]]]:
         with self._lock:
             series = self._series.get(key)
             if series is None:

@@ -21,13 +21,12 @@ from typing import Any
 from sqlalchemy import event, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from fulcrum.apply.client import Applier
+from fulcrum.config.snapshot import ConfigSnapshot, Service
 from fulcrum.dataplane.vip_guard import BackendWarning
 from fulcrum.db import unit_of_work
-
-from fulcrum.config.snapshot import ConfigSnapshot, Service
 from fulcrum.models import GOOD_STATES, Event, Revision
 from fulcrum.schemas.telemetry import EventRead, Severity, StatsSnapshot
-from fulcrum.apply.client import Applier
 from fulcrum.telemetry.broadcast import Broadcaster, Message
 from fulcrum.telemetry.history import History
 from fulcrum.telemetry.notify import CheckerNotice, FifoReader, VrrpNotice, parse, virtual_server_parts
@@ -101,7 +100,9 @@ class Telemetry:
             number, digest, state = row
             if self._last_revision != (number, state):
                 if self._last_revision is not None:
-                    self.broadcaster.publish(Message("revision", json.dumps({"number": number, "state": state})))
+                    self.broadcaster.publish(
+                        Message("revision", json.dumps({"number": number, "state": state}))
+                    )
                 self._last_revision = (number, state)
             if self._snapshot is None or self._snapshot[1] != digest:
                 text = session.scalar(select(Revision.snapshot).where(Revision.number == number))
@@ -124,7 +125,9 @@ class Telemetry:
         self._warning_events(stats.backend_warnings)
         samples = history_samples(snapshot)
         self.history.add(now.timestamp(), samples)
-        keep = {(s.name, None) for s in snapshot.services} | {(s.name, b.endpoint) for s in snapshot.services for b in s.backends}
+        keep: set[tuple[str, str | None]] = {(s.name, None) for s in snapshot.services} | {
+            (s.name, b.endpoint) for s in snapshot.services for b in s.backends
+        }
         self.history.forget_except(keep)
         self.latest = snapshot
         self.broadcaster.publish(Message("stats", snapshot.model_dump_json()))
@@ -137,9 +140,23 @@ class Telemetry:
         current = {(w.service, w.backend, w.code): w for w in warnings}
         for key, warning in current.items():
             if key not in self.backend_warnings:
-                self.record("backend_warning", Severity.WARNING, f"backend {warning.backend} of {warning.service} {warning.message}", service=warning.service, backend=warning.backend, detail={"code": warning.code})
+                self.record(
+                    "backend_warning",
+                    Severity.WARNING,
+                    f"backend {warning.backend} of {warning.service} {warning.message}",
+                    service=warning.service,
+                    backend=warning.backend,
+                    detail={"code": warning.code},
+                )
         for service, backend, code in self.backend_warnings.keys() - current.keys():
-            self.record("backend_warning_cleared", Severity.INFO, f"backend {backend} of {service}: the {code.replace('_', ' ')} warning has cleared", service=service, backend=backend, detail={"code": code})
+            self.record(
+                "backend_warning_cleared",
+                Severity.INFO,
+                f"backend {backend} of {service}: the {code.replace('_', ' ')} warning has cleared",
+                service=service,
+                backend=backend,
+                detail={"code": code},
+            )
         self.backend_warnings = current
 
     def handle_line(self, line: str) -> None:
@@ -165,20 +182,41 @@ class Telemetry:
             "vrrp_state",
             severity,
             f"{scope} {notice.name} is {notice.state}{was}",
-            detail={"scope": notice.scope, "name": notice.name, "state": notice.state, "priority": notice.priority, "previous": previous.state if previous else None},
+            detail={
+                "scope": notice.scope,
+                "name": notice.name,
+                "state": notice.state,
+                "priority": notice.priority,
+                "previous": previous.state if previous else None,
+            },
         )
 
     def _checker_event(self, notice: CheckerNotice) -> None:
         service = self._service_named_by(notice.virtual_server)
         name = service.name if service else notice.virtual_server
         if notice.real_server is None:
-            kind, text = ("service_up", "has quorum again") if notice.up else ("service_down", "lost quorum: not enough healthy backends")
-            self.record(kind, Severity.INFO if notice.up else Severity.CRITICAL, f"service {name} {text}", service=name)
+            kind, text = (
+                ("service_up", "has quorum again")
+                if notice.up
+                else ("service_down", "lost quorum: not enough healthy backends")
+            )
+            self.record(
+                kind,
+                Severity.INFO if notice.up else Severity.CRITICAL,
+                f"service {name} {text}",
+                service=name,
+            )
             return
         self.checker_up[(name, notice.real_server)] = notice.up
         kind = "backend_up" if notice.up else "backend_down"
         text = "passes its health check again" if notice.up else "failed its health check"
-        self.record(kind, Severity.INFO if notice.up else Severity.CRITICAL, f"backend {notice.real_server} of {name} {text}", service=name, backend=notice.real_server)
+        self.record(
+            kind,
+            Severity.INFO if notice.up else Severity.CRITICAL,
+            f"backend {notice.real_server} of {name} {text}",
+            service=name,
+            backend=notice.real_server,
+        )
 
     def _service_named_by(self, virtual_server: str) -> Service | None:
         running = self.running()
@@ -188,7 +226,11 @@ class Telemetry:
         for service in running[1].services:
             if fwmark is not None and service.fwmark == fwmark:
                 return service
-            if address is not None and service.address == ipaddress.ip_address(address) and port in service.ports:
+            if (
+                address is not None
+                and service.address == ipaddress.ip_address(address)
+                and port in service.ports
+            ):
                 return service
         return None
 
@@ -213,7 +255,11 @@ class Telemetry:
                 )
             return
         row = Event(
-            kind=kind, severity=severity.value, message=message, service=service, backend=backend,
+            kind=kind,
+            severity=severity.value,
+            message=message,
+            service=service,
+            backend=backend,
             detail=detail or {},
         )
         session.add(row)

@@ -31,7 +31,9 @@ def _label(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def _family(name: str, kind: str, help_text: str, samples: Iterable[tuple[dict[str, str], float]]) -> list[str]:
+def _family(
+    name: str, kind: str, help_text: str, samples: Iterable[tuple[dict[str, str], float]]
+) -> list[str]:
     lines = [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]
     for labels, value in samples:
         rendered = ",".join(f'{k}="{_label(v)}"' for k, v in labels.items())
@@ -42,7 +44,12 @@ def _family(name: str, kind: str, help_text: str, samples: Iterable[tuple[dict[s
 def render(telemetry: Telemetry, revisions_by_state: dict[str, int], applied_revision: int | None) -> str:
     stats: StatsSnapshot | None = telemetry.latest
     lines: list[str] = []
-    lines += _family("fulcrum_dataplane_available", "gauge", "1 when the kernel has IPVS", [({}, 1.0 if stats and stats.ipvs_available else 0.0)])
+    lines += _family(
+        "fulcrum_dataplane_available",
+        "gauge",
+        "1 when the kernel has IPVS",
+        [({}, 1.0 if stats and stats.ipvs_available else 0.0)],
+    )
     services = stats.services if stats else []
     for suffix, field, kind, help_text in _IPVS:
         lines += _family(
@@ -55,25 +62,44 @@ def render(telemetry: Telemetry, revisions_by_state: dict[str, int], applied_rev
             f"fulcrum_ipvs_backend_{suffix}",
             kind,
             help_text,
-            [({"service": s.name, "backend": b.endpoint}, float(getattr(b.counters, field))) for s in services for b in s.backends if b.counters],
+            [
+                ({"service": s.name, "backend": b.endpoint}, float(getattr(b.counters, field)))
+                for s in services
+                for b in s.backends
+                if b.counters
+            ],
         )
     lines += _family(
         "fulcrum_backend_up",
         "gauge",
         "1 when the backend is in IPVS with its weight; 0 when its health check failed",
-        [({"service": s.name, "backend": b.endpoint, "state": b.state.value}, 1.0 if b.state == BackendState.UP else 0.0) for s in services for b in s.backends if b.state != BackendState.DISABLED],
+        [
+            (
+                {"service": s.name, "backend": b.endpoint, "state": b.state.value},
+                1.0 if b.state == BackendState.UP else 0.0,
+            )
+            for s in services
+            for b in s.backends
+            if b.state != BackendState.DISABLED
+        ],
     )
     lines += _family(
         "fulcrum_health_check_up",
         "gauge",
         "The last result keepalived reported for a backend's health check",
-        [({"service": svc, "backend": be}, 1.0 if up else 0.0) for (svc, be), up in sorted(telemetry.checker_up.items())],
+        [
+            ({"service": svc, "backend": be}, 1.0 if up else 0.0)
+            for (svc, be), up in sorted(telemetry.checker_up.items())
+        ],
     )
     lines += _family(
         "fulcrum_vrrp_state",
         "gauge",
         "VRRP state: 0 init, 1 backup, 2 master, 3 fault, 4 stop, 5 deleted",
-        [({"instance": n.name, "scope": n.scope.lower()}, float(_VRRP_STATES.get(n.state, -1))) for n in sorted(telemetry.vrrp.values(), key=lambda n: n.name)],
+        [
+            ({"instance": n.name, "scope": n.scope.lower()}, float(_VRRP_STATES.get(n.state, -1)))
+            for n in sorted(telemetry.vrrp.values(), key=lambda n: n.name)
+        ],
     )
     lines += _family(
         "fulcrum_vrrp_transitions_total",
@@ -87,5 +113,10 @@ def render(telemetry: Telemetry, revisions_by_state: dict[str, int], applied_rev
         "Revisions by outcome of their apply",
         [({"state": state}, float(count)) for state, count in sorted(revisions_by_state.items())],
     )
-    lines += _family("fulcrum_applied_revision", "gauge", "The revision the data plane runs", [({}, float(applied_revision or 0))])
+    lines += _family(
+        "fulcrum_applied_revision",
+        "gauge",
+        "The revision the data plane runs",
+        [({}, float(applied_revision or 0))],
+    )
     return "\n".join(lines) + "\n"

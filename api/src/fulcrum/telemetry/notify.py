@@ -92,7 +92,9 @@ class FifoReader(threading.Thread):
     the reader itself never stops before `stop()`.
     """
 
-    def __init__(self, path: Path, on_line: Callable[[str], None], poll_seconds: float = 0.5, attempts: int = 3) -> None:
+    def __init__(
+        self, path: Path, on_line: Callable[[str], None], poll_seconds: float = 0.5, attempts: int = 3
+    ) -> None:
         super().__init__(name=f"fifo-{path.name}", daemon=True)
         self.path = path
         self.on_line = on_line
@@ -162,6 +164,8 @@ class FifoReader(threading.Thread):
                 return
             except Exception:
                 if attempt == self.attempts or self._stopping.is_set():
-                    log.exception("notify FIFO %s: line %r not handled after %d attempts", self.path, line, attempt)
+                    log.exception(
+                        "notify FIFO %s: line %r not handled after %d attempts", self.path, line, attempt
+                    )
                     return
                 self._stopping.wait(self.poll_seconds)

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import datetime
 
-from fulcrum.config.snapshot import ConfigSnapshot, Service
+from fulcrum.config.snapshot import Backend, ConfigSnapshot, Service
 from fulcrum.dataplane.ipvs_table import Counters, IpvsTable, RealServer, ServiceKey, VirtualService, endpoint
 from fulcrum.dataplane.vip_guard import BackendWarning
-from fulcrum.schemas.telemetry import BackendIssue, BackendState, BackendStats, Rates, ServiceStats, StatsSnapshot
+from fulcrum.schemas.telemetry import (
+    BackendIssue,
+    BackendState,
+    BackendStats,
+    Rates,
+    ServiceStats,
+    StatsSnapshot,
+)
 from fulcrum.telemetry.history import METRICS
 
 
@@ -17,7 +25,10 @@ def service_keys(service: Service) -> list[ServiceKey]:
     family = service.address.version
     if service.is_fwmark:
         return [ServiceKey(family=family, fwmark=service.fwmark)]
-    return [ServiceKey(family=family, protocol=service.protocol.value, address=str(service.address), port=p) for p in service.ports]
+    return [
+        ServiceKey(family=family, protocol=service.protocol.value, address=str(service.address), port=p)
+        for p in service.ports
+    ]
 
 
 def _rates(counters: Counters | None) -> Rates | None:
@@ -32,14 +43,16 @@ def summarize(
     ipvs_available: bool,
     detail: str,
     revision: int | None,
-    warnings: list[BackendWarning] = (),
+    warnings: Sequence[BackendWarning] = (),
 ) -> StatsSnapshot:
     """Join the running configuration with what the kernel holds (and the guardrail found). Pure."""
     issues: dict[tuple[str, str], list[BackendIssue]] = {}
     for warning in warnings:
-        issues.setdefault((warning.service, warning.backend), []).append(BackendIssue(code=warning.code, message=warning.message))
+        issues.setdefault((warning.service, warning.backend), []).append(
+            BackendIssue(code=warning.code, message=warning.message)
+        )
     services = []
-    for service in (snapshot.services if snapshot else []):
+    for service in snapshot.services if snapshot else []:
         if not service.enabled:
             continue
         key = service_keys(service)[0]
@@ -59,10 +72,14 @@ def summarize(
                 backends_total=len(enabled),
             )
         )
-    return StatsSnapshot(at=at, ipvs_available=ipvs_available, detail=detail, revision=revision, services=services)
+    return StatsSnapshot(
+        at=at, ipvs_available=ipvs_available, detail=detail, revision=revision, services=services
+    )
 
 
-def _backend(service: Service, backend, kernel: VirtualService | None, available: bool) -> BackendStats:  # type: ignore[no-untyped-def]
+def _backend(
+    service: Service, backend: Backend, kernel: VirtualService | None, available: bool
+) -> BackendStats:
     port = backend.port if backend.port is not None else (None if service.is_fwmark else service.ports[0])
     real = _real_server(kernel, str(backend.address), port or 0) if kernel else None
     if not backend.enabled:
@@ -94,11 +111,18 @@ def _real_server(kernel: VirtualService, address: str, port: int) -> RealServer 
 
 def history_samples(stats: StatsSnapshot) -> list[tuple[tuple[str, str | None], tuple[float, ...]]]:
     """The values history keeps, per service and per backend present in the kernel."""
-    samples = []
+    samples: list[tuple[tuple[str, str | None], tuple[float, ...]]] = []
     for service in stats.services:
         if service.counters is not None:
-            samples.append(((service.name, None), tuple(float(getattr(service.counters, m)) for m in METRICS)))
+            samples.append(
+                ((service.name, None), tuple(float(getattr(service.counters, m)) for m in METRICS))
+            )
         for backend in service.backends:
             if backend.counters is not None:
-                samples.append(((service.name, backend.endpoint), tuple(float(getattr(backend.counters, m)) for m in METRICS)))
+                samples.append(
+                    (
+                        (service.name, backend.endpoint),
+                        tuple(float(getattr(backend.counters, m)) for m in METRICS),
+                    )
+                )
     return samples

@@ -14,10 +14,11 @@ from fulcrum.ha import membership
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.schemas.tls import CertificateUpload, ServedCertificate
 from fulcrum.services import audit
-from fulcrum.tls import csr as tls_csr, expiry as tls_expiry
-from fulcrum.tls.validation import CertificateInfo, install, read_served, validate_upload
 from fulcrum.settings import Settings
 from fulcrum.telemetry.hub import Telemetry
+from fulcrum.tls import csr as tls_csr
+from fulcrum.tls import expiry as tls_expiry
+from fulcrum.tls.validation import CertificateInfo, install, read_served, validate_upload
 
 
 def served_files(settings: Settings) -> tuple[Path, Path]:

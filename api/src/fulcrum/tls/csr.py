@@ -16,10 +16,10 @@ from cryptography.x509.oid import NameOID
 from sqlalchemy.orm import Session
 
 from fulcrum.errors import Conflict, NotFound
-from fulcrum.schemas.tls import CsrRequest, CsrRead, KeyType
+from fulcrum.schemas.tls import CsrRead, CsrRequest, KeyType
 from fulcrum.services import audit
-from fulcrum.tls.validation import ServerKey, parse_key, write_atomically
 from fulcrum.settings import Settings
+from fulcrum.tls.validation import ServerKey, parse_key, write_atomically
 
 PENDING_KEY = "pending.key"
 PENDING_CSR = "pending.csr"

@@ -18,9 +18,9 @@ from sqlalchemy.orm import Session
 
 from fulcrum.models import Event
 from fulcrum.schemas.telemetry import EventRead, Severity
-from fulcrum.tls.validation import CertificateInfo
 from fulcrum.telemetry.broadcast import Message
 from fulcrum.telemetry.hub import Telemetry
+from fulcrum.tls.validation import CertificateInfo
 
 EXPIRY_KIND = "tls.certificate_expiry"
 WARN_AHEAD = timedelta(days=30)

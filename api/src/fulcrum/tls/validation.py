@@ -13,6 +13,7 @@ server (fulcrum.serve) loads them on its next TLS connection.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -107,7 +108,7 @@ def parse_key(pem: str) -> ServerKey:
         raise invalid(KEY_FIELD, "the private key is encrypted: upload it without a passphrase") from None
     except ValueError:
         raise invalid(KEY_FIELD, "the private key is not a valid PEM RSA or EC key") from None
-    except Exception:  # cryptography raises UnsupportedAlgorithm and others for odd key types
+    except Exception:  # noqa: BLE001  cryptography raises UnsupportedAlgorithm and others for odd key types
         raise invalid(KEY_FIELD, "the private key is of a type this appliance does not serve") from None
     if isinstance(key, rsa.RSAPrivateKey):
         if key.key_size < MIN_RSA_BITS:
@@ -149,7 +150,7 @@ def check_chain(chain: list[x509.Certificate], key: ServerKey, now: datetime) ->
                 "of the chain): put the server's certificate first",
             )
         raise invalid(KEY_FIELD, "the private key does not belong to the first certificate of the chain")
-    for position, (certificate, issuer) in enumerate(zip(chain, chain[1:]), start=1):
+    for position, (certificate, issuer) in enumerate(itertools.pairwise(chain), start=1):
         try:
             certificate.verify_directly_issued_by(issuer)
         except (ValueError, TypeError, InvalidSignature):

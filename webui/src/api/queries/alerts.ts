@@ -11,7 +11,7 @@ import {
 } from '../../client/sdk.gen';
 import type { ChannelWrite, RuleWrite } from '../../client/types.gen';
 
-export const alertKeys = { channels: ['alerts', 'channels'] as const, rules: ['alerts', 'rules'] as const };
+const alertKeys = { channels: ['alerts', 'channels'] as const, rules: ['alerts', 'rules'] as const };
 
 /** Channels with their last delivery outcome: polled, since the dispatcher changes it in the background. */
 export const alertChannelsQuery = () =>

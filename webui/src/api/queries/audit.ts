@@ -3,7 +3,7 @@ import { auditListAudit } from '../../client/sdk.gen';
 
 export type AuditFilters = { action?: string; username?: string; revision?: number; since?: string };
 
-export const auditKeys = { all: ['audit'] as const, list: (filters: AuditFilters) => ['audit', filters] as const };
+const auditKeys = { all: ['audit'] as const, list: (filters: AuditFilters) => ['audit', filters] as const };
 
 export const auditQuery = (filters: AuditFilters) =>
   queryOptions({

@@ -3,7 +3,7 @@ import { nodeGetConsoleAccess, nodePutConsoleAccess } from '../../client/sdk.gen
 import type { ConsoleAccess, ConsoleAccessUpdate } from '../../client/types.gen';
 
 /** Whether this node's console menu asks for a password: node-local, takes effect at once. */
-export const consoleKeys = { access: ['node', 'console'] as const };
+const consoleKeys = { access: ['node', 'console'] as const };
 
 export const consoleAccessQuery = () =>
   queryOptions({ queryKey: consoleKeys.access, queryFn: async ({ signal }) => (await nodeGetConsoleAccess({ signal })).data });

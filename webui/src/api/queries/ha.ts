@@ -17,7 +17,14 @@ import {
   vipGroupsListGroups,
   vipGroupsUpdateGroup,
 } from '../../client/sdk.gen';
-import type { Node, NodeSettingsUpdate, PairRequest, ResolveRequest, VipGroupCreate, VipGroupUpdate } from '../../client/types.gen';
+import type {
+  Node,
+  NodeSettingsUpdate,
+  PairRequest,
+  ResolveRequest,
+  VipGroupCreate,
+  VipGroupUpdate,
+} from '../../client/types.gen';
 import { invalidatePending } from './candidate';
 
 export const haKeys = {
@@ -102,8 +109,9 @@ export const createVipGroupMutation = (queryClient: QueryClient) => ({
   onSuccess: () => afterVipEdit(queryClient),
 });
 
-export type VipGroupChange = { groupId: number; change: VipGroupUpdate };
+type VipGroupChange = { groupId: number; change: VipGroupUpdate };
 
+/** Edits a VIP group: a pending change, applied with the next revision. */
 export const updateVipGroupMutation = (queryClient: QueryClient) => ({
   mutationFn: async ({ groupId, change }: VipGroupChange) =>
     (await vipGroupsUpdateGroup({ path: { group_id: groupId }, body: change })).data,

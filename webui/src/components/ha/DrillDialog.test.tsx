@@ -67,7 +67,9 @@ describe('DrillDialog', () => {
       show({ phase: 'running', startedAt });
       const progress = screen.getByTestId('drill-progress');
       expect(progress).toHaveTextContent('Drill running… 0 s');
-      act(() => vi.advanceTimersByTime(3_000));
+      act(() => {
+        vi.advanceTimersByTime(3_000);
+      });
       expect(progress).toHaveTextContent('Drill running… 3 s');
       expect(progress).toHaveTextContent('lb1front FAULT');
       expect(progress).toHaveTextContent('lb2front MASTER');

@@ -20,25 +20,28 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    op.create_table('firewall_settings',
-    sa.Column('id', sa.Integer(), nullable=False),
-    sa.Column('settings', sa.JSON(), nullable=False),
-    sa.PrimaryKeyConstraint('id', name=op.f('pk_firewall_settings'))
+    op.create_table(
+        "firewall_settings",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("settings", sa.JSON(), nullable=False),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_firewall_settings")),
     )
-    op.create_table('node_settings',
-    sa.Column('id', sa.Integer(), nullable=False),
-    sa.Column('settings', sa.JSON(), nullable=False),
-    sa.PrimaryKeyConstraint('id', name=op.f('pk_node_settings'))
+    op.create_table(
+        "node_settings",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("settings", sa.JSON(), nullable=False),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_node_settings")),
     )
-    op.create_table('vip_groups',
-    sa.Column('id', sa.Integer(), nullable=False),
-    sa.Column('name', sa.String(length=63), nullable=False),
-    sa.Column('virtual_router_id', sa.Integer(), nullable=False),
-    sa.Column('addresses', sa.JSON(), nullable=False),
-    sa.Column('advert_interval', sa.Float(), nullable=False),
-    sa.Column('preempt', sa.Boolean(), nullable=False),
-    sa.PrimaryKeyConstraint('id', name=op.f('pk_vip_groups')),
-    sa.UniqueConstraint('name', name=op.f('uq_vip_groups_name'))
+    op.create_table(
+        "vip_groups",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("name", sa.String(length=63), nullable=False),
+        sa.Column("virtual_router_id", sa.Integer(), nullable=False),
+        sa.Column("addresses", sa.JSON(), nullable=False),
+        sa.Column("advert_interval", sa.Float(), nullable=False),
+        sa.Column("preempt", sa.Boolean(), nullable=False),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_vip_groups")),
+        sa.UniqueConstraint("name", name=op.f("uq_vip_groups_name")),
     )
 
 

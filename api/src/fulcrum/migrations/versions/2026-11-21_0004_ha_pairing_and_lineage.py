@@ -9,9 +9,9 @@ hash of the shared part of the configuration, its parent's, and the lineage id t
 compares. Existing revisions get theirs computed from their snapshots, in order.
 """
 
-from collections.abc import Sequence
 import hashlib
 import json
+from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
@@ -69,7 +69,9 @@ def upgrade() -> None:
         sa.column("lineage", sa.String),
     )
     head: tuple[str, str] | None = None  # (shared hash, lineage) of the newest good revision so far
-    rows = connection.execute(sa.select(revisions.c.number, revisions.c.snapshot, revisions.c.state).order_by(revisions.c.number))
+    rows = connection.execute(
+        sa.select(revisions.c.number, revisions.c.snapshot, revisions.c.state).order_by(revisions.c.number)
+    )
     for number, snapshot, state in rows.all():
         shared = _shared_hash(snapshot)
         if head is not None and head[0] == shared:

@@ -35,9 +35,13 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("address", "username", name=op.f("pk_login_failures_by_address")),
     )
     with op.batch_alter_table("login_failures_by_account", schema=None) as batch_op:
-        batch_op.create_index(batch_op.f("ix_login_failures_by_account_last_failed_at"), ["last_failed_at"], unique=False)
+        batch_op.create_index(
+            batch_op.f("ix_login_failures_by_account_last_failed_at"), ["last_failed_at"], unique=False
+        )
     with op.batch_alter_table("login_failures_by_address", schema=None) as batch_op:
-        batch_op.create_index(batch_op.f("ix_login_failures_by_address_last_failed_at"), ["last_failed_at"], unique=False)
+        batch_op.create_index(
+            batch_op.f("ix_login_failures_by_address_last_failed_at"), ["last_failed_at"], unique=False
+        )
 
 
 def downgrade() -> None:
