@@ -108,3 +108,32 @@ def test_fifo_reader_follows_a_fifo_created_anew(tmp_path: Path) -> None:
     finally:
         reader.stop()
         reader.join(5)
+
+
+def test_no_line_is_lost_between_one_writer_closing_and_the_next_opening(tmp_path: Path) -> None:
+    """Many short-lived writers in a row, as keepalived's reloads and notify scripts are: the FIFO
+    always has its reader (a writer never gets ENXIO or EPIPE) and every line arrives, in order."""
+    fifo = tmp_path / "notify.fifo"
+    lines: list[str] = []
+    done = threading.Event()
+    count = 300
+
+    def on_line(line: str) -> None:
+        lines.append(line)
+        if len(lines) == count:
+            done.set()
+
+    reader = FifoReader(fifo, on_line, poll_seconds=0.02)
+    reader.start()
+    try:
+        _wait_for(fifo)
+        threading.Event().wait(0.1)  # the reader has it open
+        for number in range(count):
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO if nobody reads it now
+            os.write(fd, f'INSTANCE "VG_{number}" BACKUP 100\n'.encode())
+            os.close(fd)
+        assert done.wait(10), f"{len(lines)} of {count} lines arrived"
+        assert lines == [f'INSTANCE "VG_{number}" BACKUP 100' for number in range(count)]
+    finally:
+        reader.stop()
+        reader.join(5)

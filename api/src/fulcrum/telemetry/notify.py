@@ -133,23 +133,20 @@ class FifoReader(threading.Thread):
         return (now.st_dev, now.st_ino) != (mine.st_dev, mine.st_ino)
 
     def _read_until_closed(self) -> None:
-        fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
+        # Opened read-write: the reader is then also a writer, so the FIFO never reaches "no
+        # writers" while it is open. Read-only, it saw EOF whenever keepalived closed its end, and
+        # in the moment between closing and reopening the pipe had no reader: a writer that opened
+        # then got EPIPE, and lines written and closed then were dropped with the pipe's buffer.
+        fd = os.open(self.path, os.O_RDWR | os.O_NONBLOCK)
         buffer = b""
-        wrote = False  # a writer has connected since we opened (EOF before that means none yet)
         try:
             while not self._stopping.is_set():
                 ready, _, _ = select.select([fd], [], [], self.poll_seconds)
                 if not ready:
                     if self._replaced(fd):
-                        return
+                        return  # keepalived unlinked it and made a new one: move to that
                     continue
                 chunk = os.read(fd, 65536)
-                if not chunk:
-                    if wrote or self._replaced(fd):
-                        return  # the writer closed: reopen, keepalived may have recreated it
-                    self._stopping.wait(self.poll_seconds)
-                    continue
-                wrote = True
                 buffer += chunk
                 *lines, buffer = buffer.split(b"\n")
                 for line in lines:
