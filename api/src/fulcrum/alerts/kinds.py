@@ -38,6 +38,8 @@ AlertKind = Literal[
     "ha.drill",
     "ha.role_unknown",
     "ha.role_known",
+    "ha.failback_waiting",
+    "ha.failback",
 ]
 
 # Both nodes of a pair run the same health checks, so both record these: only the active node

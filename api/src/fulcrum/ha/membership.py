@@ -12,6 +12,7 @@ import httpx
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
+from fulcrum.db import begin_write
 from fulcrum.errors import ConfigInvalid, Conflict, TooManyRequests, Unauthorized
 from fulcrum.ha import events, pairing, replication, tls, wire
 from fulcrum.ha.peer_client import PeerError, response_detail
@@ -223,6 +224,9 @@ def unpair(runtime: HaRuntime, actor: audit.Actor) -> str:
     except PeerError as error:
         told = f"the peer was not told ({error}); unpair it there too"
     with runtime.session_scope() as session:
+        # A writer from the start: a deferred transaction that read the pairing, then deleted it
+        # after another writer had committed, failed at once with "database is locked" (a 500).
+        begin_write(session)
         pairing.forget_pairing(session)
         audit.record(session, actor, "ha.unpair", peer_name, {"peer": told})
         events.emit(
