@@ -44,7 +44,7 @@ def history(
     if backend is not None and seconds > 300:
         coarse, resolution = True, 60
     # The fine series holds a point per collection: with a slower collector, points that far apart
-    # are no gap (readers break the line beyond 1.5x the resolution).
+    # are no gap (readers break the line beyond 2.5x the resolution).
     if not coarse:
         resolution = max(resolution, math.ceil(telemetry.interval))
     points = telemetry.history.read((service, backend), time.time() - seconds, coarse)
