@@ -7,10 +7,12 @@ lb1 (priority 150) is configured and committed, lb2 (100) gets its node settings
 from lb1 over the sync link, which replicates the groups (preempt on) and services to it.
 
 The fail-over kills lb1's keepalived: no advert, and lb1's kernel keeps only the master sync
-daemon it ran, so, like a rebooted node, it learns nothing of the sessions opened on lb2 while it
-is away. Started again, lb1 rejoins as BACKUP; keepalived's own preempt would take the VIPs at
-once and reset those sessions (run against `preempt` rendered as keepalived's, this test fails
-there). Timings are printed, never asserted (emulated VM).
+daemon it ran, so it learns nothing of the sessions opened on lb2 while it is away. Started again,
+lb1 rejoins as BACKUP; keepalived's own preempt would take the VIPs at once and reset those
+sessions (run against `preempt` rendered as keepalived's, this test fails there). lb1 also keeps
+the IPVS and conntrack entries of the sessions opened through it before: with strict TCP window
+tracking those entries reset these sessions at the fail-back (see ha/README.md, "Fail-back without
+resets"), so this test fails without `nf_conntrack_tcp_be_liberal`. Timings are printed, never asserted (emulated VM).
 """
 
 from __future__ import annotations
