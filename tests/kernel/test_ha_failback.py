@@ -217,9 +217,11 @@ def test_held_sessions_survive_the_failover_and_the_failback(pair):
         sessions.stop()
     print(f"fail-back: lb1 held every VIP {failback_s:.1f} s after its keepalived started; "
           f"{synced_at_failback} of {SESSIONS} sessions opened on lb2 were synced to lb1 then")
-    events = lb1.api.get("/events?kind=ha.failback")["data"]
-    if events:
-        print(f"lb1's fail-back event: {events[0]['message']} {events[0]['detail']}")
+    # The watcher records the event once the peer has left maintenance, which can come after the
+    # sessions' last rounds on a slow emulated VM.
+    events = lab.wait_until(lambda: lb1.api.get("/events?kind=ha.failback")["data"], 60,
+                            what="lb1's ha.failback event")
+    print(f"lb1's fail-back event: {events[0]['message']} {events[0]['detail']}")
     print("sessions:", sessions.report())
     failed = [s for s in sessions.held if s.failure]
     print(f"sessions held: {len(sessions.held)}, survived both moves: {len(sessions.held) - len(failed)}")
