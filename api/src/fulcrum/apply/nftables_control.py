@@ -75,12 +75,19 @@ def nft_version(prefix: Sequence[str] = ()) -> str | None:
 
 
 def enable_ipvs_conntrack(prefix: Sequence[str] = ()) -> None:
-    """Set net.ipv4.vs.conntrack=1 (it covers IPv6 too).
+    """Set net.ipv4.vs.conntrack=1 (it covers IPv6 too) and TCP conntrack's liberal window tracking.
 
     The one-arm SNAT rules match IPVS-NAT connections in the postrouting hook, which sees their
-    conntrack entries only with this on. It exists only while IPVS is loaded, and is per network
-    namespace, hence through the command prefix.
+    conntrack entries only with this on. Those entries then outlive a node's turn as active: a node
+    back from a failure still holds, for the connections it forwarded before, entries whose TCP
+    window stopped where it left. Strict tracking calls the client's next packet after a fail-back
+    invalid ("ACK is over upper bound"), IPVS forwards it untracked, and the conntrack entry made for
+    it on output clashes with the old one, so NAT moves its source port: the backend answers a
+    connection it does not know with a reset (found in the VM lab, tests/kernel/test_ha_failback.py).
+    Liberal tracking takes the stale entry's window forward instead. Both are per network namespace
+    and exist only while IPVS and conntrack are loaded, hence through the command prefix.
     """
-    run = run_tool(["sysctl", "-q", "-w", "net.ipv4.vs.conntrack=1"], prefix, timeout=10)
-    if run.returncode != 0:
-        raise ToolError(f"sysctl -w net.ipv4.vs.conntrack=1 failed: {run.output.strip()}")
+    for setting in ("net.ipv4.vs.conntrack=1", "net.netfilter.nf_conntrack_tcp_be_liberal=1"):
+        run = run_tool(["sysctl", "-q", "-w", setting], prefix, timeout=10)
+        if run.returncode != 0:
+            raise ToolError(f"sysctl -w {setting} failed: {run.output.strip()}")

@@ -59,7 +59,7 @@ class NftablesDaemon:
         done = f"nft -f {self.ruleset}"
         if any(service.one_arm for service in snapshot.balanced_services()):
             enable_ipvs_conntrack(self.prefix)
-            done += "; net.ipv4.vs.conntrack=1 for one-arm SNAT"
+            done += "; net.ipv4.vs.conntrack=1 for one-arm SNAT, TCP conntrack liberal"
         return done
 
     def verify(self, snapshot: ConfigSnapshot) -> Checked:
