@@ -184,11 +184,6 @@ def established(node: Node, port: int) -> bool:
                for line in table.splitlines()[1:])
 
 
-# Known defect (issue 12, open): the sessions the returning node itself had carried before it died
-# are reset when it takes the VIPs back (run on 2026-11-24: the 4 opened on lb2 meanwhile survived,
-# the 4 opened on lb1 before the fail-over got ECONNRESET at the fail-back). Strict: once the cause
-# is fixed this passes, and the marker must go.
-@pytest.mark.xfail(strict=True, reason="issue 12: sessions the returning node carried before it died are reset")
 def test_held_sessions_survive_the_failover_and_the_failback(pair):
     lb1, lb2 = pair.nodes
     pair.wait_single_master(120, node=lb1)
