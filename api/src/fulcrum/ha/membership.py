@@ -113,6 +113,19 @@ def pair_with(runtime: HaRuntime, actor: audit.Actor, request: PairRequest) -> P
         )
     except pairing.PairingRefused as error:
         raise _invalid("code", str(error)) from None
+    with runtime.pairing_lock:
+        return _store_and_push(runtime, actor, answer, peer_url, local_url, key_bytes, seen)
+
+
+def _store_and_push(
+    runtime: HaRuntime,
+    actor: audit.Actor,
+    answer: wire.Answer,
+    peer_url: str,
+    local_url: str,
+    key_bytes: bytes,
+    seen: str | None,
+) -> PairResult:
     with runtime.session_scope() as session:
         pairing.store_pairing(
             session,

@@ -87,6 +87,9 @@ class HaRuntime:
     local: LocalStates = field(default_factory=LocalStates)
     wakeup: threading.Event = field(default_factory=threading.Event)
     lock: threading.RLock = field(default_factory=threading.RLock)
+    # Held by pairing from storing the pairing to its forced push, and by each watcher tick: a
+    # tick in between fast-forwarded the peer first, and the pairing's push then forced nothing.
+    pairing_lock: threading.Lock = field(default_factory=threading.Lock)
     # lineage id of a head the peer failed to apply -> monotonic time to try again
     retry_at: dict[str, float] = field(default_factory=dict)
     conflict_recorded: tuple[str, str] | None = None

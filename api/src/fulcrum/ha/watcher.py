@@ -95,6 +95,11 @@ def poll(runtime: HaRuntime) -> tuple[LocalView, PeerStatus | None] | None:
 
 
 def tick(runtime: HaRuntime) -> None:
+    with runtime.pairing_lock:  # not between a pairing and its forced push
+        _tick(runtime)
+
+
+def _tick(runtime: HaRuntime) -> None:
     membership.announce_certificate(runtime)  # first: the peer cannot reach a renewed certificate before it
     polled = poll(runtime)
     if polled is None:
