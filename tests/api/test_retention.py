@@ -44,7 +44,7 @@ def scope(sessions: sessionmaker[Session]) -> Scope:
 
 
 def add_events(sessions: sessionmaker[Session], count: int, at: datetime, chunk: int = 50_000) -> None:
-    row = {"at": at, "kind": "backend_down", "severity": "critical", "message": "backend failed", "detail": {}}
+    row = {"at": at, "kind": "backend_down", "severity": "critical", "message": "failed", "detail": {}}
     for start in range(0, count, chunk):
         with sessions() as session, session.begin():
             session.execute(insert(Event), [row] * min(chunk, count - start))
@@ -55,7 +55,9 @@ def event_ids(sessions: sessionmaker[Session]) -> list[int]:
         return list(session.scalars(select(Event.id).order_by(Event.id)))
 
 
-def test_events_older_than_the_age_limit_go_the_newer_stay(sessions: sessionmaker[Session], scope: Scope) -> None:
+def test_events_older_than_the_age_limit_go_the_newer_stay(
+    sessions: sessionmaker[Session], scope: Scope
+) -> None:
     now = utcnow()
     add_events(sessions, 30, now - timedelta(days=100))
     add_events(sessions, 20, now - timedelta(days=1))
@@ -70,7 +72,9 @@ def test_beyond_the_row_limit_the_oldest_go(sessions: sessionmaker[Session], sco
     assert event_ids(sessions) == list(range(501, 1501))
 
 
-def test_events_an_alert_channel_has_still_to_send_are_kept(sessions: sessionmaker[Session], scope: Scope) -> None:
+def test_events_an_alert_channel_has_still_to_send_are_kept(
+    sessions: sessionmaker[Session], scope: Scope
+) -> None:
     now = utcnow()
     add_events(sessions, 100, now - timedelta(days=365))
     with sessions() as session, session.begin():
