@@ -20,12 +20,14 @@ import pytest
 from fastapi.testclient import TestClient
 
 from apitest import PASSWORD, WEB
+from hanode import WAIT_DEADLINE, pair, two_nodes
 from fulcrum.main import _expire_confirmations as expire_confirmations
 from fulcrum.main import create_app
 from fulcrum.models import Revision
 from fulcrum.models._types import utcnow
 from fulcrum.settings import Settings
 from lab.alert_receivers import SyslogReceiver, WebhookReceiver, syslog_receiver, webhook_receiver
+from lab.wait import wait_until
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs as /data needs root")
 
@@ -241,3 +243,22 @@ def test_the_disk_alarm_is_raised_once_per_stage_and_reaches_the_receivers(tmp_p
             ("disk.filling", "info", "ok"),
         ]
         assert len(sent.log.lines) == 3
+
+
+def test_a_replicated_revision_finding_no_space_raises_apply_failed_on_the_standby(tmp_path: Path) -> None:
+    with two_nodes(tmp_path) as (alpha, beta, _, _):
+        pair(alpha, beta)
+        beta.login("admin")  # alpha's accounts replaced beta's at pairing
+        with small_disk(beta.data / "state", 1 * MiB) as state:
+            fill(state)
+            alpha.post("/services", WEB, expect=201)
+            alpha.commit("add web")
+            failed = wait_until(
+                lambda: beta.get("/events?kind=apply.failed")["data"],
+                WAIT_DEADLINE,
+                what="apply.failed on beta",
+            )
+        detail = failed[0]["detail"]
+        assert detail["origin"] == "replication" and detail["failed_step"] == "render", detail
+        assert detail["disk_full"] is True and detail["author"] == "peer:alpha"
+        assert beta.head() is None, "beta recorded a revision it did not apply"
