@@ -101,7 +101,7 @@ def test_commit_confirmed_rolls_back_when_the_deadline_passes(client: TestClient
     client.put("/api/v1/firewall", json={"management_allow": ["203.0.113.0/24"]})
     client.delete(f"/api/v1/services/{first['id']}")
     risky = commit(client, message="lock myself out", confirm_within=30)
-    reverted = revisions.revert_unconfirmed(session, applier, now=utcnow() + timedelta(seconds=31))
+    reverted = revisions.revert_unconfirmed(session, applier, client.app.state.telemetry, now=utcnow() + timedelta(seconds=31))
     assert reverted is not None and reverted.rollback_of == 1
     assert "not confirmed" in reverted.message
     assert client.get(f"/api/v1/revisions/{risky['number']}").json()["state"] == "reverted"
@@ -112,7 +112,7 @@ def test_commit_confirmed_rolls_back_when_the_deadline_passes(client: TestClient
 def test_an_unexpired_confirmation_is_left_alone(client: TestClient, session: Session, applier) -> None:  # type: ignore[no-untyped-def]
     client.post("/api/v1/services", json=WEB)
     commit(client, confirm_within=30)
-    assert revisions.revert_unconfirmed(session, applier, now=utcnow() + timedelta(seconds=5)) is None
+    assert revisions.revert_unconfirmed(session, applier, client.app.state.telemetry, now=utcnow() + timedelta(seconds=5)) is None
 
 
 def test_revision_list_is_newest_first_with_a_count(client: TestClient) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,6 +13,7 @@ from fastapi import Depends, Request
 from sqlalchemy import MetaData, create_engine, event, make_url
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.engine.interfaces import DBAPIConnection
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
@@ -81,24 +83,39 @@ def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(bind=engine, expire_on_commit=False)
 
 
+def is_disk_full(error: BaseException) -> bool:
+    """SQLite's SQLITE_FULL: a write (to the database, its WAL or a temporary file) found no room."""
+    cause = error.orig if isinstance(error, OperationalError) else error
+    return (
+        isinstance(cause, sqlite3.Error) and getattr(cause, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+    )
+
+
 @contextmanager
 def unit_of_work(session: Session) -> Iterator[Session]:
     """Commit on success, roll back on error, except errors that record what happened
-    (a failed login, a failed apply): those commit and then propagate."""
-    from fulcrum.errors import AppError
+    (a failed login, a failed apply): those commit and then propagate. A write that finds the
+    disk full becomes DiskFull (507): SQLite has rolled it back, nothing committed before is lost."""
+    from fulcrum.errors import AppError, DiskFull
 
     try:
-        yield session
-    except AppError as exc:
-        if exc.keep_changes:
-            session.commit()
-        else:
+        try:
+            yield session
+        except AppError as exc:
+            if exc.keep_changes:
+                session.commit()
+            else:
+                session.rollback()
+            raise
+        except BaseException:
             session.rollback()
-        raise
-    except BaseException:
+            raise
+        session.commit()
+    except OperationalError as exc:
+        if not is_disk_full(exc):
+            raise
         session.rollback()
-        raise
-    session.commit()
+        raise DiskFull("the change was not saved; free space on the data disk and try again") from exc
 
 
 def begin_write(session: Session) -> None:

@@ -99,6 +99,23 @@ class WrongCurrentPassword(ConfigInvalid):
         )
 
 
+class DiskFull(AppError):
+    """The data disk has no room for what a write needs: nothing was written, nothing already
+    committed is lost, and the running configuration is untouched. Reads keep working."""
+
+    status_code = 507
+
+    def __init__(self, message: str, **extra: Any) -> None:
+        super().__init__(f"the data disk is full: {message}", cause="disk_full", **extra)
+
+
+class ApplyDiskFull(DiskFull):
+    """Writing the rendered files found the disk full: nothing changed; the failure is recorded
+    (an apply.failed event) where the database still has room for it."""
+
+    keep_changes = True
+
+
 class ApplyRejected(AppError):
     """The real validators (keepalived -t, nft -c) rejected the rendered configuration."""
 

@@ -38,6 +38,7 @@ from fulcrum.routers import (
     revisions,
     services,
     status,
+    storage,
     telemetry,
     tls,
     tokens,
@@ -51,6 +52,7 @@ from fulcrum.services.auth import TokenUsage
 from fulcrum.services.dataplane import make_applier
 from fulcrum.settings import Settings, get_settings
 from fulcrum.telemetry.hub import Telemetry
+from fulcrum.telemetry.storage_watch import StorageWatch
 from fulcrum.tls import certificate as tls_certificate
 
 log = logging.getLogger("fulcrum")
@@ -93,6 +95,9 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         )
         if settings.alert_poll_seconds > 0:
             alert_dispatcher.start()
+        app.state.storage_watch = storage_watch = StorageWatch(app.state.telemetry, settings)
+        if settings.storage_check_seconds > 0:
+            storage_watch.start()
         watcher = asyncio.create_task(_confirm_watcher(app, settings.confirm_poll_seconds))
         expiry_watch = tls_certificate.start_expiry_watch(settings, app.state.telemetry)
         try:
@@ -105,6 +110,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
                         await task
             await asyncio.to_thread(ha_watcher.stop)
             await asyncio.to_thread(alert_dispatcher.stop)
+            await asyncio.to_thread(storage_watch.stop)
             await asyncio.to_thread(app.state.telemetry.stop)
             engine.dispose()
 
@@ -146,6 +152,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         ha,
         tls,
         alerts,
+        storage,
     )
     for module in resources:
         app.include_router(module.router, prefix=API_PREFIX, dependencies=[Depends(one_writer)])
@@ -180,8 +187,10 @@ def _reapply(app: FastAPI) -> None:
 
 
 def _expire_confirmations(app: FastAPI) -> None:
-    with revision_service.commit_lock, app.state.sessionmaker() as session, session.begin():
-        reverted = revision_service.revert_unconfirmed(session, app.state.applier)
+    # unit_of_work, not session.begin(): the commit ends its read before applying (end_read), which
+    # inside begin() closed the transaction the context manager owns, and every revert failed.
+    with revision_service.commit_lock, app.state.sessionmaker() as session, unit_of_work(session):
+        reverted = revision_service.revert_unconfirmed(session, app.state.applier, app.state.telemetry)
         if reverted is not None:
             log.warning("commit-confirmed deadline passed: %s", reverted.message)
 

@@ -76,6 +76,21 @@ class Settings(BaseSettings):
     # How often the alert dispatcher looks for new events to send (0: off, e.g. in tests).
     alert_poll_seconds: float = Field(default=2.0, ge=0, le=60)
 
+    # Bounded storage (fulcrum.services.retention, fulcrum.telemetry.storage_watch): every interval
+    # seconds (0: off) the data disk is measured (and alarmed on), and events and the audit log are
+    # pruned by age and by row count, oldest first, in small batches. Events an enabled alert channel
+    # has not sent yet are kept; revisions always are (they are the configuration's history). Sized
+    # for a /data of a few hundred MB: an event row takes about 0.3 kB, an audit row about 0.5 kB.
+    storage_check_seconds: float = Field(default=60.0, ge=0, le=86400)
+    events_retention_days: int = Field(default=90, ge=1, le=3650)
+    events_retention_rows: int = Field(default=200_000, ge=1000, le=100_000_000)
+    audit_retention_days: int = Field(default=730, ge=1, le=3650)  # longer: who changed what
+    audit_retention_rows: int = Field(default=200_000, ge=1000, le=100_000_000)
+    retention_batch_rows: int = Field(default=500, ge=10, le=100_000)  # per short write transaction
+    # The data disk's alarm (disk.filling events), raised once per stage.
+    disk_warning_percent: float = Field(default=85.0, gt=0, le=100)
+    disk_critical_percent: float = Field(default=95.0, gt=0, le=100)
+
     # The console menu's password protection (services/console_access.py): present means on.
     console_password_file: Path | None = None  # default: data_dir / "console-password"
 

@@ -6,8 +6,10 @@ say so, leaving every live file as it was.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
+import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -153,3 +155,33 @@ def _held_lock(paths: Paths) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def test_rendered_files_finding_the_disk_full_fail_cleanly_and_say_so(
+    engine: ApplyEngine, paths: Paths
+) -> None:
+    """The live files' directory on a full tmpfs: staging FILE.new hits ENOSPC. The apply fails at
+    render with `disk_full` set (the API answers 507, not "rejected"), and nothing is changed or
+    left behind."""
+    etc = paths.conf.parent
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(etc)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        live = {paths.conf: b"# live keepalived.conf\n", paths.nft: b"# live ruleset\n"}
+        for path, content in live.items():
+            path.write_bytes(content)
+        with contextlib.suppress(OSError), open(etc / "filler", "wb") as filler:
+            while True:
+                filler.write(b"\0" * 4096)
+                filler.flush()
+        result = engine.apply(make_snapshot(), 9)
+        assert result.outcome == ApplyOutcome.FAILED, result.message
+        assert result.failed_step == ApplyStep.RENDER
+        assert result.disk_full is True and "No space left on device" in result.message
+        _assert_untouched(live)
+    finally:
+        subprocess.run(["umount", "-l", str(etc)], check=True)

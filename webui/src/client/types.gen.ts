@@ -564,6 +564,11 @@ export type Diff = {
 };
 
 /**
+ * DiskStage
+ */
+export type DiskStage = 'ok' | 'warning' | 'critical';
+
+/**
  * DnsQueryType
  */
 export type DnsQueryType = 'A' | 'AAAA' | 'NS' | 'CNAME' | 'SOA' | 'MX' | 'TXT';
@@ -1545,6 +1550,34 @@ export type ResolveRequest = {
 };
 
 /**
+ * Retention
+ *
+ * Events and the audit log are pruned by age and by count; revisions are never pruned.
+ */
+export type Retention = {
+    audit: RetentionPolicy;
+    events: RetentionPolicy;
+    /**
+     * Interval Seconds
+     */
+    interval_seconds: number;
+};
+
+/**
+ * RetentionPolicy
+ */
+export type RetentionPolicy = {
+    /**
+     * Days
+     */
+    days: number;
+    /**
+     * Rows
+     */
+    rows: number;
+};
+
+/**
  * RevisionDetail
  */
 export type RevisionDetail = {
@@ -1724,7 +1757,7 @@ export type RuleWrite = {
     /**
      * Kinds
      */
-    kinds: Array<'backend_down' | 'backend_up' | 'backend_warning' | 'backend_warning_cleared' | 'service_down' | 'service_up' | 'vrrp_state' | 'ha.paired' | 'ha.unpaired' | 'ha.sync' | 'ha.conflict' | 'ha.split_brain' | 'ha.maintenance' | 'ha.peer_unreachable' | 'ha.peer_reachable' | 'ha.peer_untrusted' | 'ha.peer_certificate' | 'ha.clock_skew' | 'ha.drill' | 'ha.role_unknown' | 'ha.role_known' | 'ha.failback_waiting' | 'ha.failback'>;
+    kinds: Array<'backend_down' | 'backend_up' | 'backend_warning' | 'backend_warning_cleared' | 'service_down' | 'service_up' | 'vrrp_state' | 'ha.paired' | 'ha.unpaired' | 'ha.sync' | 'ha.conflict' | 'ha.split_brain' | 'ha.maintenance' | 'ha.peer_unreachable' | 'ha.peer_reachable' | 'ha.peer_untrusted' | 'ha.peer_certificate' | 'ha.clock_skew' | 'ha.drill' | 'ha.role_unknown' | 'ha.role_known' | 'ha.failback_waiting' | 'ha.failback' | 'apply.failed' | 'revision.confirm_reverted' | 'disk.filling' | 'tls.certificate_expiry' | 'upgrade.result'>;
     min_severity?: Severity;
     /**
      * Reminder Minutes
@@ -2300,6 +2333,57 @@ export type Status = {
      * Version
      */
     version: string;
+};
+
+/**
+ * StorageStatus
+ */
+export type StorageStatus = {
+    disk: StorageUsage | null;
+    retention: Retention;
+};
+
+/**
+ * StorageUsage
+ */
+export type StorageUsage = {
+    /**
+     * Critical Percent
+     */
+    critical_percent: number;
+    /**
+     * Database Bytes
+     */
+    database_bytes: number;
+    /**
+     * Free Bytes
+     */
+    free_bytes: number;
+    /**
+     * Path
+     */
+    path: string;
+    stage: DiskStage;
+    /**
+     * Total Bytes
+     */
+    total_bytes: number;
+    /**
+     * Used Bytes
+     */
+    used_bytes: number;
+    /**
+     * Used Percent
+     */
+    used_percent: number;
+    /**
+     * Wal Bytes
+     */
+    wal_bytes: number;
+    /**
+     * Warning Percent
+     */
+    warning_percent: number;
 };
 
 /**
@@ -4195,6 +4279,10 @@ export type RevisionsCommitErrors = {
      * keepalived or nft rejected the rendered configuration; nothing changed
      */
     422: unknown;
+    /**
+     * The data disk is full (cause disk_full): nothing was applied or recorded
+     */
+    507: unknown;
 };
 
 export type RevisionsCommitError = RevisionsCommitErrors[keyof RevisionsCommitErrors];
@@ -4383,6 +4471,10 @@ export type RevisionsRollbackErrors = {
      * keepalived or nft rejected the rendered configuration; nothing changed
      */
     422: unknown;
+    /**
+     * The data disk is full (cause disk_full): nothing was applied or recorded
+     */
+    507: unknown;
 };
 
 export type RevisionsRollbackError = RevisionsRollbackErrors[keyof RevisionsRollbackErrors];
@@ -5280,6 +5372,35 @@ export type TelemetryStreamResponses = {
      */
     200: unknown;
 };
+
+export type StorageGetStorageData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/system/storage';
+};
+
+export type StorageGetStorageErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type StorageGetStorageError = StorageGetStorageErrors[keyof StorageGetStorageErrors];
+
+export type StorageGetStorageResponses = {
+    /**
+     * Successful Response
+     */
+    200: StorageStatus;
+};
+
+export type StorageGetStorageResponse = StorageGetStorageResponses[keyof StorageGetStorageResponses];
 
 export type TlsGetCertificateData = {
     body?: never;

@@ -1,4 +1,4 @@
-import { Anchor, Badge, Card, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { Anchor, Badge, Card, Group, Progress, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useRef } from 'react';
 import { Link } from 'react-router';
@@ -6,6 +6,7 @@ import { errorMessage } from '../api/errors';
 import { haStatusQuery } from '../api/queries/ha';
 import { servicesQuery } from '../api/queries/services';
 import { statusQuery } from '../api/queries/status';
+import { storageQuery } from '../api/queries/storage';
 import { currentStatsQuery } from '../api/queries/telemetry';
 import { useLatestRevision } from '../api/useLatestRevision';
 import { useLiveSeries } from '../api/useLiveSeries';
@@ -39,6 +40,7 @@ export function OverviewPage() {
         <NodeCard ha={ha.data} />
         <RevisionCard />
         <TotalsCard stats={stats.data?.services ?? []} ipvs={ipvs} />
+        <DiskCard />
       </SimpleGrid>
       <Card withBorder padding={0}>
         <Group justify="space-between" p="sm">
@@ -192,6 +194,39 @@ function TotalsCard({ stats, ipvs }: { stats: ServiceStats[]; ipvs: boolean }) {
       ) : (
         <Text size="sm" c="dimmed" mt="xs">
           No live counters: the data plane is unavailable.
+        </Text>
+      )}
+    </Card>
+  );
+}
+
+const STAGE_COLOR = { ok: 'teal', warning: 'yellow', critical: 'red' } as const;
+
+/** The data disk: commits stop when it is full, so its fill level belongs on the first page. */
+function DiskCard() {
+  const storage = useQuery(storageQuery());
+  const disk = storage.data?.disk;
+  const bytes = (value: number) => `${compact(value)}B`;
+  return (
+    <Card withBorder data-testid="disk-card">
+      <Text size="xs" c="dimmed" tt="uppercase" fw={600}>
+        Data disk
+      </Text>
+      {disk ? (
+        <>
+          <Group mt="xs" gap="xs">
+            <Text fw={600}>{disk.used_percent}% used</Text>
+            {disk.stage !== 'ok' && <Badge color={STAGE_COLOR[disk.stage]}>{disk.stage}</Badge>}
+          </Group>
+          <Progress value={disk.used_percent} color={STAGE_COLOR[disk.stage]} mt={4} aria-label="Data disk used" />
+          <Text size="sm" c="dimmed" mt={4}>
+            {bytes(disk.free_bytes)} free of {bytes(disk.total_bytes)} on {disk.path}; database {bytes(disk.database_bytes)},
+            WAL {bytes(disk.wal_bytes)}.
+          </Text>
+        </>
+      ) : (
+        <Text size="sm" c="dimmed" mt="xs">
+          {storage.error ? errorMessage(storage.error) : 'Measuring…'}
         </Text>
       )}
     </Card>

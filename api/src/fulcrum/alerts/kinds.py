@@ -3,44 +3,10 @@ open and clear (for de-duplication and reminders)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from fulcrum.models.event_kinds import EventKind
 
-# The telemetry hub's kinds; with fulcrum.ha.events.KINDS, every kind AlertKind must list (tested).
-DATAPLANE_KINDS = (
-    "backend_down",
-    "backend_up",
-    "backend_warning",
-    "backend_warning_cleared",
-    "service_down",
-    "service_up",
-    "vrrp_state",
-)
-
-AlertKind = Literal[
-    "backend_down",
-    "backend_up",
-    "backend_warning",
-    "backend_warning_cleared",
-    "service_down",
-    "service_up",
-    "vrrp_state",
-    "ha.paired",
-    "ha.unpaired",
-    "ha.sync",
-    "ha.conflict",
-    "ha.split_brain",
-    "ha.maintenance",
-    "ha.peer_unreachable",
-    "ha.peer_reachable",
-    "ha.peer_untrusted",
-    "ha.peer_certificate",
-    "ha.clock_skew",
-    "ha.drill",
-    "ha.role_unknown",
-    "ha.role_known",
-    "ha.failback_waiting",
-    "ha.failback",
-]
+# Every recorded kind can be routed to a channel: one list (fulcrum.models.event_kinds).
+AlertKind = EventKind
 
 # Both nodes of a pair run the same health checks, so both record these: only the active node
 # (or a node that is not paired) sends them. Every other kind is about the node that saw it.

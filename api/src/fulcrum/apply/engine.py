@@ -36,6 +36,7 @@ so two helpers (or a helper and an in-process engine) cannot interleave on the s
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import logging
 import os
@@ -408,6 +409,7 @@ def _failed(
             + "), re-apply a known-good revision"
         )
     log.warning("revision %s: %s", revision, message)
+    cause = failure.__cause__
     return ApplyResult(
         outcome=ApplyOutcome.FAILED,
         revision=revision,
@@ -416,5 +418,6 @@ def _failed(
         message=message,
         steps=steps.reports,
         rolled_back=rolled_back,
+        disk_full=isinstance(cause, OSError) and cause.errno in (errno.ENOSPC, errno.EDQUOT),
         warnings=warnings or [],
     )

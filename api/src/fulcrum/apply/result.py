@@ -46,6 +46,7 @@ class ApplyResult(BaseModel):
     message: str = ""  # one sentence an operator can act on; includes the tool's message
     steps: list[StepReport] = Field(default_factory=list)
     rolled_back: bool = False  # the previous files and kernel state were restored
+    disk_full: bool = False  # the failure was a write finding no space left (ENOSPC, EDQUOT)
     warnings: list[str] = Field(default_factory=list)
 
     @property

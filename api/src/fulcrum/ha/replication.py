@@ -243,7 +243,8 @@ def accept(
     verb = "forced by" if push.force else "replicated from"
     try:
         revision = revisions.commit(
-            session, actor, applier, f"{verb} {push.origin_node} revision {push.origin_revision}", None,
+            session, actor, applier, runtime.telemetry,
+            f"{verb} {push.origin_node} revision {push.origin_revision}", None,
             snapshot=snapshot, lineage=push.lineage,
         )  # fmt: skip
     except Conflict as error:

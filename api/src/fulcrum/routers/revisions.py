@@ -5,7 +5,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, status
 
 from fulcrum.db import SessionDep
-from fulcrum.deps import ActorDep, ApplierDep, CommitLock, Operator, Viewer
+from fulcrum.deps import ActorDep, ApplierDep, CommitLock, Operator, TelemetryDep, Viewer
 from fulcrum.openapi import error
 from fulcrum.routers.one_writer import any_node, node_local_commit
 from fulcrum.routers.params import MAX_SQL_INT, Offset, RevisionNumber
@@ -28,6 +28,7 @@ _APPLY_ERRORS: dict[int | str, dict[str, Any]] = {
         "or this node is a standby (code standby_read_only)"
     },
     422: {"description": "keepalived or nft rejected the rendered configuration; nothing changed"},
+    507: {"description": "The data disk is full (cause disk_full): nothing was applied or recorded"},
 }
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {404: error("No such revision")}
 
@@ -62,9 +63,10 @@ def commit(
     _: Operator,
     actor: ActorDep,
     applier: ApplierDep,
+    telemetry: TelemetryDep,
 ) -> RevisionRead:
     return RevisionRead.model_validate(
-        revisions.commit(session, actor, applier, body.message, body.confirm_within)
+        revisions.commit(session, actor, applier, telemetry, body.message, body.confirm_within)
     )
 
 
@@ -106,9 +108,10 @@ def rollback(
     _: Operator,
     actor: ActorDep,
     applier: ApplierDep,
+    telemetry: TelemetryDep,
 ) -> RevisionRead:
     revision = revisions.rollback(
-        session, actor, applier, number, body.message, body.confirm_within, body.discard_changes
+        session, actor, applier, telemetry, number, body.message, body.confirm_within, body.discard_changes
     )
     return RevisionRead.model_validate(revision)
 

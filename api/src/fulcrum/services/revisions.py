@@ -19,13 +19,15 @@ from fulcrum.apply.client import Applier
 from fulcrum.apply.result import ApplyOutcome, ApplyResult, ApplyStep
 from fulcrum.config.snapshot import ConfigSnapshot
 from fulcrum.db import begin_write, end_read
-from fulcrum.errors import ApplyFailed, ApplyRejected, Conflict, NotFound
+from fulcrum.errors import ApplyDiskFull, ApplyFailed, ApplyRejected, Conflict, NotFound
 from fulcrum.models import GOOD_STATES, Revision, RevisionState
 from fulcrum.models._types import utcnow
 from fulcrum.schemas.revisions import Diff, PendingChanges
-from fulcrum.services import audit
+from fulcrum.schemas.telemetry import Severity
+from fulcrum.services import audit, storage
 from fulcrum.services import lineage as ha_lineage
 from fulcrum.services.candidate import candidate_snapshot, load_snapshot
+from fulcrum.services.events import EventRecorder
 from fulcrum.services.paging import page
 from fulcrum.services.plan import plan
 
@@ -111,6 +113,7 @@ def commit(
     session: Session,
     actor: audit.Actor,
     applier: Applier,
+    events: EventRecorder,
     message: str,
     confirm_within: int | None,
     *,
@@ -124,7 +127,9 @@ def commit(
     No database transaction is held while the data plane applies (that takes seconds and the
     event recorder writes meanwhile). A configuration the validators reject raises ApplyRejected
     and records nothing. A failure after that (reload, read-back) is recorded as a FAILED
-    revision and raised as ApplyFailed; the engine has restored the previous configuration.
+    revision, raised as ApplyFailed and recorded as an `apply.failed` event (for the alerts); the
+    engine has restored the previous configuration. A data disk without room for the commit raises
+    DiskFull (507) before anything is applied; rendered files that find it full, ApplyDiskFull.
     Applying an explicit `snapshot` (a rollback) also makes it the candidate, once it applied.
     `lineage` is given for a revision replicated from the HA peer: it continues the peer's history.
     """
@@ -145,9 +150,23 @@ def commit(
     superseded = supersedes.number if supersedes else None
     number = (session.scalar(select(func.max(Revision.number))) or 0) + 1
     stamp = ha_lineage.stamp(session, snapshot, lineage)
+    storage.require_room_for_commit(session, len(snapshot.canonical_json()))
     end_read(session)
     result = applier.apply(snapshot, number)
     begin_write(session)
+    origin = (
+        "replication" if lineage is not None
+        else "confirm_revert" if superseded is not None
+        else "rollback" if rollback_of is not None
+        else "commit"
+    )  # fmt: skip
+    if result.disk_full:
+        _record_failure(session, events, actor, result, number, origin, result.message)
+        raise ApplyDiskFull(
+            f"revision {number} was not applied: {result.message}; the running configuration is unchanged",
+            failed_step=result.failed_step.value if result.failed_step else None,
+            apply_result=result.model_dump(mode="json"),
+        )
     if result.outcome == ApplyOutcome.FAILED and result.failed_step in _REJECTED_STEPS:
         raise ApplyRejected(
             f"the configuration was rejected at step {result.failed_step.value}: {result.message}",
@@ -195,15 +214,46 @@ def commit(
         success=result.ok,
     )
     if not result.ok:
-        raise ApplyFailed(
+        failure = (
             f"revision {number} failed at step {result.failed_step.value if result.failed_step else '?'}: "
-            f"{result.message}; the previous configuration is running",
+            f"{result.message}; the previous configuration is running"
+        )
+        _record_failure(session, events, actor, result, number, origin, failure)
+        raise ApplyFailed(
+            failure,
             revision=number,
             failed_step=result.failed_step.value if result.failed_step else None,
             failed_daemon=result.failed_daemon,
             apply_result=result.model_dump(mode="json"),
         )
     return revision
+
+
+def _record_failure(
+    session: Session,
+    events: EventRecorder,
+    actor: audit.Actor,
+    result: ApplyResult,
+    number: int,
+    origin: str,
+    message: str,
+) -> None:
+    """An `apply.failed` event, for the alerts: which revision, from where, the step and the error."""
+    events.record(
+        "apply.failed",
+        Severity.CRITICAL,
+        message,
+        detail={
+            "revision": number,
+            "origin": origin,  # commit, rollback, confirm_revert or replication
+            "author": actor.username,
+            "failed_step": result.failed_step.value if result.failed_step else None,
+            "failed_daemon": result.failed_daemon,
+            "error": result.message,
+            "disk_full": result.disk_full,
+        },
+        session=session,
+    )
 
 
 def _state_for(result: ApplyResult, confirm_within: int | None) -> str:
@@ -222,6 +272,7 @@ def rollback(
     session: Session,
     actor: audit.Actor,
     applier: Applier,
+    events: EventRecorder,
     number: int,
     message: str,
     confirm_within: int | None,
@@ -239,7 +290,7 @@ def rollback(
     snapshot = snapshot_of(target)
     assert snapshot is not None
     return commit(
-        session, actor, applier, message or f"roll back to revision {number}", confirm_within,
+        session, actor, applier, events, message or f"roll back to revision {number}", confirm_within,
         snapshot=snapshot, rollback_of=number,
     )  # fmt: skip
 
@@ -260,8 +311,12 @@ def confirm(session: Session, actor: audit.Actor, number: int) -> Revision:
     return revision
 
 
-def revert_unconfirmed(session: Session, applier: Applier, now: datetime | None = None) -> Revision | None:
-    """Roll back a commit-confirmed revision whose deadline passed. The caller holds commit_lock."""
+def revert_unconfirmed(
+    session: Session, applier: Applier, events: EventRecorder, now: datetime | None = None
+) -> Revision | None:
+    """Roll back a commit-confirmed revision whose deadline passed, and record it as a
+    `revision.confirm_reverted` event (an admin who cut off their own access learns why it came
+    back). The caller holds commit_lock."""
     waiting = awaiting_confirm(session)
     if waiting is None or waiting.confirm_deadline is None or waiting.confirm_deadline > (now or utcnow()):
         return None
@@ -271,10 +326,20 @@ def revert_unconfirmed(session: Session, applier: Applier, now: datetime | None 
         f"automatic rollback: revision {waiting.number} was not confirmed by "
         f"{waiting.confirm_deadline:%Y-%m-%d %H:%M:%S} UTC"
     )
-    return commit(
-        session, audit.SYSTEM, applier, message, None,
+    reverted = commit(
+        session, audit.SYSTEM, applier, events, message, None,
         snapshot=target, rollback_of=waiting.previous, supersedes=waiting,
     )  # fmt: skip
+    events.record(
+        "revision.confirm_reverted", Severity.WARNING,
+        f"revision {waiting.number} ({waiting.author}: {waiting.message or 'no message'}) was not confirmed "
+        f"by {waiting.confirm_deadline:%Y-%m-%d %H:%M:%S} UTC: rolled back to revision "
+        f"{waiting.previous if waiting.previous is not None else 'none'} as revision {reverted.number}",
+        detail={"revision": waiting.number, "author": waiting.author, "restored": waiting.previous,
+                "as_revision": reverted.number, "deadline": waiting.confirm_deadline.isoformat()},
+        session=session,
+    )  # fmt: skip
+    return reverted
 
 
 def reapply_running(session: Session, applier: Applier) -> ApplyResult | None:

@@ -26,6 +26,7 @@ from fulcrum.config.snapshot import ConfigSnapshot, Service
 from fulcrum.dataplane.vip_guard import BackendWarning
 from fulcrum.db import unit_of_work
 from fulcrum.models import GOOD_STATES, Event, Revision
+from fulcrum.models.event_kinds import EventKind
 from fulcrum.schemas.telemetry import EventRead, Severity, StatsSnapshot
 from fulcrum.telemetry.broadcast import Broadcaster, Message
 from fulcrum.telemetry.history import History
@@ -195,20 +196,20 @@ class Telemetry:
         service = self._service_named_by(notice.virtual_server)
         name = service.name if service else notice.virtual_server
         if notice.real_server is None:
-            kind, text = (
+            quorum: tuple[EventKind, str] = (
                 ("service_up", "has quorum again")
                 if notice.up
                 else ("service_down", "lost quorum: not enough healthy backends")
             )
             self.record(
-                kind,
+                quorum[0],
                 Severity.INFO if notice.up else Severity.CRITICAL,
-                f"service {name} {text}",
+                f"service {name} {quorum[1]}",
                 service=name,
             )
             return
         self.checker_up[(name, notice.real_server)] = notice.up
-        kind = "backend_up" if notice.up else "backend_down"
+        kind: EventKind = "backend_up" if notice.up else "backend_down"
         text = "passes its health check again" if notice.up else "failed its health check"
         self.record(
             kind,
@@ -236,7 +237,7 @@ class Telemetry:
 
     def record(
         self,
-        kind: str,
+        kind: EventKind,
         severity: Severity,
         message: str,
         *,

@@ -17,12 +17,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from fulcrum.models import Event
+from fulcrum.models.event_kinds import EventKind
 from fulcrum.schemas.telemetry import EventRead, Severity
 from fulcrum.telemetry.broadcast import Message
 from fulcrum.telemetry.hub import Telemetry
 from fulcrum.tls.validation import CertificateInfo
 
-EXPIRY_KIND = "tls.certificate_expiry"
+EXPIRY_KIND: EventKind = "tls.certificate_expiry"
 WARN_AHEAD = timedelta(days=30)
 CHECK_INTERVAL_SECONDS = 6 * 3600
 
