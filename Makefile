@@ -28,6 +28,7 @@ help:
 	@echo "make image        the Buildroot release build (needs upstream network access)"
 	@echo "make buildroot-check BUILDROOT_SRC=DIR   check the Buildroot tree against a Buildroot source"
 	@echo "make kernel-fragment-check   the Buildroot kernel fragment through a Linux source's kconfig (in make test)"
+	@echo "make parts-check  the Debian image and the Buildroot build carry the same parts (image/parts.tsv; in make test)"
 
 setup:
 	@scripts/setup-host
@@ -37,6 +38,7 @@ test: setup
 	$(MAKE) test-host
 	$(MAKE) test-fuzz
 	$(MAKE) kernel-fragment-check
+	$(MAKE) parts-check
 	$(MAKE) test-webui
 	$(MAKE) test-kernel
 	$(MAKE) test-webui-lab

@@ -5,13 +5,14 @@
 #   make vm                  boot it in qemu: serial console here, dashboard and SSH forwarded
 #   make test-image          the end-to-end boot test (tests/image), building the image if needed
 #   make image-constraints   re-pin the image's Python packages from the development venv
+#   make parts-check         the Debian image and the Buildroot build carry the same parts (image/parts.tsv)
 
 IMAGE_OUT := image/out
 IMAGE_INPUTS := $(shell find image/build-vm-image image/lib image/genimage image/grub image/packages.list \
 	image/constraints.txt overlay api/src api/pyproject.toml -type f 2>/dev/null) \
 	$(wildcard webui/dist/index.html)
 
-.PHONY: vm-image vm test-image image-constraints
+.PHONY: vm-image vm test-image image-constraints parts-check
 
 vm-image: $(IMAGE_OUT)/fulcrum.qcow2
 
@@ -28,3 +29,6 @@ image-constraints:
 	{ echo "# Versions the image's venv installs (pip --constraint): pip freeze of the development venv,"; \
 	  echo "# regenerated with \`make image-constraints\`."; \
 	  .venv/bin/pip freeze --exclude-editable; } > image/constraints.txt
+
+parts-check:
+	image/check-parts
