@@ -31,6 +31,7 @@ from fulcrum.routers import (
     backends,
     console,
     firewall,
+    firmware,
     ha,
     imports,
     node,
@@ -146,6 +147,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         ha,
         tls,
         alerts,
+        firmware,
     )
     for module in resources:
         app.include_router(module.router, prefix=API_PREFIX, dependencies=[Depends(one_writer)])
