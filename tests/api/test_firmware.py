@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -19,10 +18,10 @@ from sqlalchemy.orm import Session
 
 from apitest import login_as
 from fulcrum.models import AuditEntry
+from lab.bundles import DEV_KEYS, Bundles, make_bundles
 from lab.wait import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
-DEV_KEYS = REPO / "image/rauc/dev-keys"
 SYSTEM_CONF = REPO / "overlay/etc/rauc/system.conf"
 URL = "/api/v1/firmware"
 OCTETS = {"Content-Type": "application/octet-stream"}
@@ -33,90 +32,9 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def run(*command: str | Path, cwd: Path | None = None) -> None:
-    subprocess.run(
-        [str(part) for part in command],
-        check=True,
-        capture_output=True,
-        cwd=cwd,
-        timeout=120,
-    )
-
-
-@dataclass(frozen=True)
-class Bundles:
-    good: Path
-    other_key: Path
-    truncated: Path
-    other_compatible: Path
-
-
-def make_bundle(
-    work: Path, name: str, cert: Path, key: Path, compatible: str, version: str
-) -> Path:
-    content = work / f"{name}-content"
-    (content / "root").mkdir(parents=True)
-    (content / "root/random").write_bytes(
-        os.urandom(64 * 1024)
-    )  # squashfs must exceed 4 KiB
-    run("mksquashfs", content / "root", content / "rootfs.ext4", "-quiet", "-noappend")
-    shutil.rmtree(content / "root")
-    (content / "manifest.raucm").write_text(
-        f"[update]\ncompatible={compatible}\nversion={version}\n\n[bundle]\nformat=verity\n\n"
-        "[image.rootfs]\nfilename=rootfs.ext4\n"
-    )
-    bundle = work / f"{name}.raucb"
-    run("rauc", "bundle", f"--cert={cert}", f"--key={key}", content, bundle)
-    return bundle
-
-
-def make_other_signer(work: Path) -> tuple[Path, Path]:
-    """A CA of its own and a signer it issued: a key the appliance's keyring does not know."""
-    ca_key, ca_cert, key, request, cert = (
-        work / n for n in ("ca.key", "ca.pem", "key.pem", "req", "cert.pem")
-    )
-    run(
-        "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca_cert,
-        "-days", "2", "-subj", "/CN=Another CA", "-addext", "basicConstraints=critical,CA:TRUE",
-    )  # fmt: skip
-    run(
-        "openssl",
-        "req",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        key,
-        "-out",
-        request,
-        "-subj",
-        "/CN=x",
-    )
-    run(
-        "openssl", "x509", "-req", "-in", request, "-CA", ca_cert, "-CAkey", ca_key, "-set_serial", "7",
-        "-days", "2", "-out", cert,
-    )  # fmt: skip
-    return cert, key
-
-
 @pytest.fixture(scope="module")
 def bundles(tmp_path_factory: pytest.TempPathFactory) -> Bundles:
-    work = tmp_path_factory.mktemp("bundles")
-    dev = DEV_KEYS / "signing.cert.pem", DEV_KEYS / "signing.key.pem"
-    good = make_bundle(work, "good", *dev, "fulcrum-x86_64", "2.0.0")
-    truncated = work / "truncated.raucb"
-    shutil.copy(good, truncated)
-    run("truncate", "--size=-4096", truncated)
-    return Bundles(
-        good=good,
-        other_key=make_bundle(
-            work, "other-key", *make_other_signer(work), "fulcrum-x86_64", "2.0.0"
-        ),
-        truncated=truncated,
-        other_compatible=make_bundle(
-            work, "other-compatible", *dev, "toaster-arm64", "2.0.0"
-        ),
-    )
+    return make_bundles(tmp_path_factory.mktemp("bundles"))
 
 
 @pytest.fixture
