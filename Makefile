@@ -25,9 +25,11 @@ help:
 	@echo "make bench        benchmarks in the kernel VM (not part of make test): report in bench-results/<time>/"
 	@echo "make test-image   build the appliance VM image from Debian packages and boot-test it in qemu"
 	@echo "make vm-image     build image/out/fulcrum.qcow2; make vm boots it (dashboard on https://127.0.0.1:8443)"
+	@echo "make bundle       a signed RAUC bundle of the image's root file system (image/rauc/README.md)"
 	@echo "make image        the Buildroot release build (needs upstream network access)"
 	@echo "make buildroot-check BUILDROOT_SRC=DIR   check the Buildroot tree against a Buildroot source"
 	@echo "make kernel-fragment-check   the Buildroot kernel fragment through a Linux source's kconfig (in make test)"
+	@echo "make parts-check  the Debian image and the Buildroot build carry the same parts (image/parts.tsv; in make test)"
 
 setup:
 	@scripts/setup-host
@@ -37,6 +39,7 @@ test: setup
 	$(MAKE) test-host
 	$(MAKE) test-fuzz
 	$(MAKE) kernel-fragment-check
+	$(MAKE) parts-check
 	$(MAKE) test-webui
 	$(MAKE) test-kernel
 	$(MAKE) test-webui-lab

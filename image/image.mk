@@ -4,14 +4,17 @@
 #   make vm-image            image/out/fulcrum.qcow2 and fulcrum.img (rebuilt when inputs change)
 #   make vm                  boot it in qemu: serial console here, dashboard and SSH forwarded
 #   make test-image          the end-to-end boot test (tests/image), building the image if needed
+#   make bundle              image/out/fulcrum-VERSION.raucb: a signed RAUC bundle of the image's root
+#                            file system, for an A/B upgrade (image/rauc/README.md)
 #   make image-constraints   re-pin the image's Python packages from the development venv
+#   make parts-check         the Debian image and the Buildroot build carry the same parts (image/parts.tsv)
 
 IMAGE_OUT := image/out
-IMAGE_INPUTS := $(shell find image/build-vm-image image/lib image/genimage image/grub image/packages.list \
+IMAGE_INPUTS := $(shell find image/build-vm-image image/lib image/genimage image/grub image/packages.list image/rauc \
 	image/constraints.txt overlay api/src api/pyproject.toml -type f 2>/dev/null) \
 	$(wildcard webui/dist/index.html)
 
-.PHONY: vm-image vm test-image image-constraints
+.PHONY: vm-image vm test-image image-constraints parts-check bundle
 
 vm-image: $(IMAGE_OUT)/fulcrum.qcow2
 
@@ -21,6 +24,9 @@ $(IMAGE_OUT)/fulcrum.qcow2: $(IMAGE_INPUTS)
 vm: vm-image
 	image/run-vm
 
+bundle: vm-image
+	image/make-bundle
+
 test-image: vm-image
 	.venv/bin/python -m pytest -p no:cacheprovider -m image -o testpaths=tests/image tests/image
 
@@ -28,3 +34,6 @@ image-constraints:
 	{ echo "# Versions the image's venv installs (pip --constraint): pip freeze of the development venv,"; \
 	  echo "# regenerated with \`make image-constraints\`."; \
 	  .venv/bin/pip freeze --exclude-editable; } > image/constraints.txt
+
+parts-check:
+	image/check-parts

@@ -59,6 +59,17 @@ install_webui() {
     fi
 }
 
+# The keyring firmware bundles are checked against (overlay/etc/rauc/system.conf): the CA named by
+# FULCRUM_RAUC_KEYRING, by default the development CA, which a release build must not ship
+# (image/rauc/README.md).
+install_rauc_keyring() {
+    local root=$1 keyring=${FULCRUM_RAUC_KEYRING:-$FULCRUM_IMAGE_DIR/rauc/dev-keys/ca.cert.pem}
+    if [[ $keyring == "$FULCRUM_IMAGE_DIR/rauc/dev-keys/ca.cert.pem" ]]; then
+        echo "RAUC keyring: the DEVELOPMENT CA (test only: this image accepts bundles anyone can sign)"
+    fi
+    install -D -m 0644 "$keyring" "$root/etc/rauc/keyring.pem"
+}
+
 create_system_users() {
     local root=$1
     chroot "$root" systemd-sysusers

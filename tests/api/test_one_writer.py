@@ -45,6 +45,8 @@ ANY_NODE = {
     ("POST", "/api/v1/peer/maintenance"),
     ("PUT", "/api/v1/tls/certificate"),
     ("POST", "/api/v1/tls/csr"),
+    ("POST", "/api/v1/firmware/bundle"),
+    ("DELETE", "/api/v1/firmware/bundle"),
     ("POST", "/api/v1/alerts/channels"),
     ("PUT", "/api/v1/alerts/channels/{channel_id}"),
     ("DELETE", "/api/v1/alerts/channels/{channel_id}"),

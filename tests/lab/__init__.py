@@ -13,6 +13,7 @@ Modelled on the kernel selftests' lib/py (cmd, bkg, defer, wait) and FRR's topot
     lab.client      HTTP/TCP/UDP client traffic from a namespace
     lab.ipvs        read and wait on a namespace's IPVS table
     lab.keepalived  run keepalived in a namespace
+    lab.bundles     small signed RAUC bundles (the firmware tests, host and image)
 """
 
 from lab.cmd import CmdError, bkg, cmd

@@ -122,6 +122,22 @@ class ApplyRejected(AppError):
     status_code = 422
 
 
+class PayloadTooLarge(AppError):
+    status_code = 413
+
+
+class NotAbSystem(Conflict):
+    """Firmware upgrades need RAUC's A/B system (its system.conf, keyring and program)."""
+
+
+class BundleRefused(AppError):
+    """An uploaded firmware bundle failed its checks (signature, format, compatible string); the
+    refusal is audited, so it commits."""
+
+    status_code = 422
+    keep_changes = True
+
+
 def install_error_handler(app: FastAPI) -> None:
     @app.exception_handler(AppError)
     async def _handle(_: Request, exc: AppError) -> JSONResponse:

@@ -31,6 +31,7 @@ from fulcrum.routers import (
     backends,
     console,
     firewall,
+    firmware,
     ha,
     imports,
     node,
@@ -153,6 +154,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         tls,
         alerts,
         storage,
+        firmware,
     )
     for module in resources:
         app.include_router(module.router, prefix=API_PREFIX, dependencies=[Depends(one_writer)])

@@ -94,6 +94,17 @@ class Settings(BaseSettings):
     # The console menu's password protection (services/console_access.py): present means on.
     console_password_file: Path | None = None  # default: data_dir / "console-password"
 
+    # A/B firmware (RAUC): the system configuration names the compatible string, the keyring and
+    # the slots. A node without it is not an A/B system (the lab, tests), and the firmware API says so.
+    rauc_system_conf: Path = Path("/etc/rauc/system.conf")
+    # Uploaded bundles are streamed to disk here (default: data_dir / "firmware"), never held in
+    # memory, and refused past this size: a root slot is 1.5 GiB (image/genimage/disk.cfg), and
+    # the bundle's squashfs is smaller than the file system it carries.
+    firmware_dir: Path | None = None
+    firmware_max_bundle_bytes: int = Field(default=1536 << 20, gt=0, le=4 << 30)
+    # How long `rauc info` (a signature check) and `rauc status` may take.
+    rauc_timeout: float = Field(default=60.0, gt=0, le=600)
+
     @model_validator(mode="after")
     def _defaults(self) -> Settings:
         state = self.state_dir or self.data_dir / "state"
@@ -103,6 +114,7 @@ class Settings(BaseSettings):
         self.keepalived_pidfile = self.keepalived_pidfile or state / "keepalived.pid"
         self.maintenance_file = self.maintenance_file or state / "maintenance"
         self.console_password_file = self.console_password_file or self.data_dir / "console-password"
+        self.firmware_dir = self.firmware_dir or self.data_dir / "firmware"
         if self.database_url is None:
             self.database_url = f"sqlite:///{self.data_dir / 'fulcrum.db'}"
         return self

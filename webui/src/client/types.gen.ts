@@ -710,6 +710,130 @@ export type Firewall = {
 };
 
 /**
+ * FirmwareBundle
+ *
+ * An uploaded bundle whose signature and compatible string have been checked.
+ */
+export type FirmwareBundle = {
+    /**
+     * Build
+     *
+     * The build stamp of the manifest, if any
+     */
+    build: string | null;
+    /**
+     * Compatible
+     *
+     * The system the bundle is for (this appliance's, or it is refused)
+     */
+    compatible: string;
+    /**
+     * Sha256
+     *
+     * Of the whole bundle file, as uploaded
+     */
+    sha256: string;
+    /**
+     * Signer
+     *
+     * The signing certificate's subject, as RAUC verified it
+     */
+    signer: string;
+    /**
+     * Size
+     *
+     * Bytes
+     */
+    size: number;
+    /**
+     * Uploaded At
+     */
+    uploaded_at: string;
+    /**
+     * Version
+     *
+     * The version the bundle's manifest gives
+     */
+    version: string;
+};
+
+/**
+ * FirmwareSlot
+ */
+export type FirmwareSlot = {
+    /**
+     * Boot Status
+     *
+     * good or bad, as the boot chooser has it
+     */
+    boot_status: string | null;
+    /**
+     * Bootname
+     *
+     * GRUB's name of the slot: A or B
+     */
+    bootname: string | null;
+    /**
+     * Device
+     */
+    device: string;
+    /**
+     * Name
+     *
+     * RAUC's slot name, e.g. rootfs.0
+     */
+    name: string;
+    /**
+     * State
+     *
+     * booted, active or inactive (RAUC)
+     */
+    state: string;
+    /**
+     * Version
+     *
+     * The version of the bundle last installed in the slot
+     */
+    version: string | null;
+};
+
+/**
+ * FirmwareStatus
+ */
+export type FirmwareStatus = {
+    /**
+     * Ab System
+     *
+     * False where RAUC does not manage this system (then see detail)
+     */
+    ab_system: boolean;
+    /**
+     * Booted
+     *
+     * The bootname of the running slot
+     */
+    booted: string | null;
+    /**
+     * The uploaded bundle waiting to be installed
+     */
+    bundle: FirmwareBundle | null;
+    /**
+     * Compatible
+     */
+    compatible: string | null;
+    /**
+     * Detail
+     *
+     * Why this is not an A/B system, or why its status is unknown
+     */
+    detail: string | null;
+    /**
+     * Slots
+     */
+    slots: Array<FirmwareSlot>;
+};
+
+/**
  * Forwarding
  */
 export type Forwarding = 'nat' | 'dr' | 'tun';
@@ -3600,6 +3724,113 @@ export type FirewallPutFirewallResponses = {
 };
 
 export type FirewallPutFirewallResponse = FirewallPutFirewallResponses[keyof FirewallPutFirewallResponses];
+
+export type FirmwareGetFirmwareData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/firmware';
+};
+
+export type FirmwareGetFirmwareErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type FirmwareGetFirmwareError = FirmwareGetFirmwareErrors[keyof FirmwareGetFirmwareErrors];
+
+export type FirmwareGetFirmwareResponses = {
+    /**
+     * Successful Response
+     */
+    200: FirmwareStatus;
+};
+
+export type FirmwareGetFirmwareResponse = FirmwareGetFirmwareResponses[keyof FirmwareGetFirmwareResponses];
+
+export type FirmwareDeleteBundleData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/firmware/bundle';
+};
+
+export type FirmwareDeleteBundleErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No bundle is waiting
+     */
+    404: Error;
+};
+
+export type FirmwareDeleteBundleError = FirmwareDeleteBundleErrors[keyof FirmwareDeleteBundleErrors];
+
+export type FirmwareDeleteBundleResponses = {
+    /**
+     * Successful Response
+     */
+    204: void;
+};
+
+export type FirmwareDeleteBundleResponse = FirmwareDeleteBundleResponses[keyof FirmwareDeleteBundleResponses];
+
+export type FirmwareUploadBundleData = {
+    body: Blob | File;
+    path?: never;
+    query?: never;
+    url: '/api/v1/firmware/bundle';
+};
+
+export type FirmwareUploadBundleErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * This node is not an A/B system: no RAUC system.conf, keyring or rauc program
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
+     * Not a complete RAUC bundle, not signed by a trusted key, or for another system
+     */
+    422: Error;
+};
+
+export type FirmwareUploadBundleError = FirmwareUploadBundleErrors[keyof FirmwareUploadBundleErrors];
+
+export type FirmwareUploadBundleResponses = {
+    /**
+     * Successful Response
+     */
+    201: FirmwareBundle;
+};
+
+export type FirmwareUploadBundleResponse = FirmwareUploadBundleResponses[keyof FirmwareUploadBundleResponses];
 
 export type HaHaDiffData = {
     body?: never;

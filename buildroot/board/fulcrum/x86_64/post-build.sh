@@ -11,3 +11,4 @@ link_fulcrum_python
 include_sshd_dropins
 make_data_mountpoint
 install_kernel_link
+install_rauc_keyring

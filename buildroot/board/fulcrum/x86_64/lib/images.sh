@@ -22,3 +22,10 @@ build_disk() {
     assemble_disk "$work/empty-root" "$work/input" "$work/output" "$work/tmp" "$BOARD_DIR/genimage"
     mv "$work/output/disk.img" "$BINARIES_DIR/fulcrum.img"
 }
+
+# The A/B upgrade bundle of this build, from the same rootfs.ext4 the disk's slot A holds, made by
+# the VM image's own image/make-bundle with Buildroot's host rauc and mksquashfs (signer and
+# version: image/rauc/README.md).
+build_bundle() {
+    "$FULCRUM_IMAGE_DIR/make-bundle" --rootfs "$BINARIES_DIR/rootfs.ext4" --output "$BINARIES_DIR/fulcrum.raucb"
+}

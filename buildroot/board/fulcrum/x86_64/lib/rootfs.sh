@@ -26,3 +26,12 @@ install_kernel_link() {
     mkdir -p "$TARGET_DIR/boot"
     ln -sfn bzImage "$TARGET_DIR/boot/vmlinuz"
 }
+
+# The keyring firmware bundles are checked against, as the VM image's install_rauc_keyring does:
+# FULCRUM_RAUC_KEYRING, by default the development CA (test only; image/rauc/README.md).
+install_rauc_keyring() {
+    local default=$BR2_EXTERNAL_FULCRUM_PATH/../image/rauc/dev-keys/ca.cert.pem
+    local keyring=${FULCRUM_RAUC_KEYRING:-$default}
+    [[ $keyring != "$default" ]] || echo "RAUC keyring: the DEVELOPMENT CA (test only; not for a release)"
+    install -D -m 0644 "$keyring" "$TARGET_DIR/etc/rauc/keyring.pem"
+}

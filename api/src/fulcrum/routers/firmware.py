@@ -1,0 +1,71 @@
+"""This node's firmware: its A/B root slots and a signed bundle uploaded to be installed
+(node-local: each node of a pair is upgraded on its own)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request, status
+from fastapi.concurrency import run_in_threadpool
+
+from fulcrum.db import SessionDep, end_read, writes_late
+from fulcrum.deps import ActorDep, Admin, SettingsDep, Viewer
+from fulcrum.openapi import error
+from fulcrum.routers.one_writer import any_node
+from fulcrum.schemas.firmware import FirmwareBundle, FirmwareStatus
+from fulcrum.services import firmware
+
+# The route's hard ceiling; the working limit is the setting firmware_max_bundle_bytes.
+MAX_BUNDLE_BODY = 4 << 30
+NOT_AB: dict[int | str, dict[str, Any]] = {
+    409: error("This node is not an A/B system: no RAUC system.conf, keyring or rauc program")
+}
+# The body is the bundle file itself, streamed: not JSON, not a form.
+BUNDLE_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+    }
+}
+
+router = APIRouter(prefix="/firmware", tags=["firmware"])
+
+
+@router.get("", summary="This node's root slots (A/B) and the uploaded bundle waiting to be installed")
+def get_firmware(settings: SettingsDep, _: Viewer) -> FirmwareStatus:
+    return firmware.status(settings)
+
+
+@router.post(
+    "/bundle",
+    status_code=status.HTTP_201_CREATED,
+    summary="Upload a signed firmware bundle (the file as the body); it is checked, then kept to install",
+    description="The signature is checked against this node's keyring and the compatible string against "
+    "its own before the bundle is kept; a refused bundle is deleted at once (422 says why).",
+    responses={
+        **NOT_AB,
+        422: error("Not a complete RAUC bundle, not signed by a trusted key, or for another system"),
+    },
+    max_body_size=MAX_BUNDLE_BODY,
+    openapi_extra=BUNDLE_BODY,
+)
+@writes_late  # the upload takes minutes: no database lock is held while it streams
+@any_node
+async def upload_bundle(
+    request: Request, session: SessionDep, settings: SettingsDep, _: Admin, actor: ActorDep
+) -> FirmwareBundle:
+    firmware.rauc_system(settings)  # a node that cannot install one takes nothing
+    end_read(session)
+    upload = await firmware.receive(request.stream(), request.headers.get("content-length"), settings)
+    return await run_in_threadpool(firmware.accept, session, actor, settings, upload)
+
+
+@router.delete(
+    "/bundle",
+    status_code=status.HTTP_204_NO_CONTENT,
+    summary="Delete the uploaded bundle waiting to be installed",
+    responses={404: error("No bundle is waiting")},
+)
+@any_node
+def delete_bundle(session: SessionDep, settings: SettingsDep, _: Admin, actor: ActorDep) -> None:
+    firmware.discard(session, actor, settings)

@@ -1,0 +1,261 @@
+"""Firmware bundles (/firmware): uploads checked by the real `rauc info` against a keyring before
+anything is kept, with real bundles made here by `rauc bundle` (a small squashfs, signed with the
+development key, a key of another CA, truncated, for another compatible string), and the slots as
+the real RAUC service reports them over a private D-Bus."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from apitest import login_as
+from fulcrum.models import AuditEntry
+from lab.bundles import DEV_KEYS, Bundles, make_bundles
+from lab.wait import wait_until
+
+REPO = Path(__file__).resolve().parents[2]
+SYSTEM_CONF = REPO / "overlay/etc/rauc/system.conf"
+URL = "/api/v1/firmware"
+OCTETS = {"Content-Type": "application/octet-stream"}
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("rauc") is None or shutil.which("mksquashfs") is None,
+    reason="needs rauc and squashfs-tools (scripts/setup-host installs them)",
+)
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory: pytest.TempPathFactory) -> Bundles:
+    return make_bundles(tmp_path_factory.mktemp("bundles"))
+
+
+@pytest.fixture
+def rauc_conf(tmp_path: Path) -> Path:
+    """The appliance's own system.conf, its keyring (the development CA) beside it."""
+    directory = tmp_path / "rauc"
+    directory.mkdir()
+    conf = SYSTEM_CONF.read_text()
+    conf = conf.replace("grubenv=/data/boot/grubenv", f"grubenv={tmp_path / 'grubenv'}")
+    conf = conf.replace(
+        "data-directory=/data/rauc", f"data-directory={tmp_path / 'rauc-data'}"
+    )
+    conf = conf.replace("path=/etc/rauc/keyring.pem", "path=keyring.pem")
+    (directory / "system.conf").write_text(conf)
+    shutil.copy(DEV_KEYS / "ca.cert.pem", directory / "keyring.pem")
+    return directory / "system.conf"
+
+
+@pytest.fixture
+def firmware_dir(tmp_path: Path) -> Path:
+    return tmp_path / "firmware"
+
+
+@pytest.fixture
+def ab_client(
+    app, client: TestClient, rauc_conf: Path, firmware_dir: Path
+) -> TestClient:  # type: ignore[no-untyped-def]
+    app.state.settings = app.state.settings.model_copy(
+        update={"rauc_system_conf": rauc_conf, "firmware_dir": firmware_dir}
+    )
+    return client
+
+
+def upload(client: TestClient, bundle: Path) -> tuple[int, dict[str, object]]:
+    response = client.post(f"{URL}/bundle", content=bundle.read_bytes(), headers=OCTETS)
+    return response.status_code, response.json()
+
+
+def kept_files(firmware_dir: Path) -> list[str]:
+    return (
+        sorted(path.name for path in firmware_dir.iterdir())
+        if firmware_dir.exists()
+        else []
+    )
+
+
+def test_a_signed_bundle_for_this_system_is_kept_and_described(
+    ab_client: TestClient, bundles: Bundles, firmware_dir: Path, session: Session
+) -> None:
+    status, body = upload(ab_client, bundles.good)
+    assert status == 201, body
+    assert body["version"] == "2.0.0" and body["compatible"] == "fulcrum-x86_64"
+    assert body["size"] == bundles.good.stat().st_size
+    assert "Fulcrum development bundle signer" in str(body["signer"])
+    assert kept_files(firmware_dir) == ["bundle.json", "bundle.raucb"]
+    assert (firmware_dir / "bundle.raucb").read_bytes() == bundles.good.read_bytes()
+    assert ab_client.get(URL).json()["bundle"] == body
+    entry = session.scalars(
+        select(AuditEntry).where(AuditEntry.action == "firmware.bundle")
+    ).one()
+    assert entry.success and entry.target == "2.0.0" and entry.username == "admin"
+
+    assert ab_client.delete(f"{URL}/bundle").status_code == 204
+    assert kept_files(firmware_dir) == []
+    assert ab_client.delete(f"{URL}/bundle").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("which", "message"),
+    [
+        (
+            "other_key",
+            "the bundle is not signed by a key this appliance trusts: signature verification failed",
+        ),
+        (
+            "truncated",
+            "the file is not a complete RAUC bundle (truncated, or not a bundle)",
+        ),
+        (
+            "other_compatible",
+            "the bundle is for 'toaster-arm64'; this appliance takes bundles for 'fulcrum-x86_64'",
+        ),
+    ],
+)
+def test_a_bad_bundle_is_refused_with_a_clear_message_and_deleted(
+    ab_client: TestClient,
+    bundles: Bundles,
+    firmware_dir: Path,
+    session: Session,
+    which: str,
+    message: str,
+) -> None:
+    status, body = upload(ab_client, getattr(bundles, which))
+    assert status == 422, body
+    assert str(body["detail"]).startswith(message), body
+    assert kept_files(firmware_dir) == []
+    assert ab_client.get(URL).json()["bundle"] is None
+    entry = session.scalars(
+        select(AuditEntry).where(AuditEntry.action == "firmware.bundle")
+    ).one()
+    assert not entry.success and entry.detail["reason"] == body["detail"]
+
+
+def test_a_refused_bundle_leaves_the_pending_one_alone(
+    ab_client: TestClient, bundles: Bundles, firmware_dir: Path
+) -> None:
+    assert upload(ab_client, bundles.good)[0] == 201
+    assert upload(ab_client, bundles.other_key)[0] == 422
+    assert kept_files(firmware_dir) == ["bundle.json", "bundle.raucb"]
+    assert ab_client.get(URL).json()["bundle"]["version"] == "2.0.0"
+
+
+def test_an_empty_upload_is_refused(ab_client: TestClient, firmware_dir: Path) -> None:
+    response = ab_client.post(f"{URL}/bundle", content=b"", headers=OCTETS)
+    assert response.status_code == 422
+    assert "the upload is empty" in response.json()["detail"]
+    assert kept_files(firmware_dir) == []
+
+
+def test_a_bundle_over_the_size_limit_is_refused_declared_or_streamed(
+    app,
+    ab_client: TestClient,
+    bundles: Bundles,
+    firmware_dir: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    limit = bundles.good.stat().st_size - 1
+    app.state.settings = app.state.settings.model_copy(
+        update={"firmware_max_bundle_bytes": limit}
+    )
+    data = bundles.good.read_bytes()
+    declared = ab_client.post(f"{URL}/bundle", content=data, headers=OCTETS)
+    assert declared.status_code == 413
+    assert (
+        declared.json()["detail"] == f"a firmware bundle may have at most {limit} bytes"
+    )
+
+    def chunks() -> Iterator[
+        bytes
+    ]:  # no Content-Length: the limit is found while streaming
+        for start in range(0, len(data), 64 * 1024):
+            yield data[start : start + 64 * 1024]
+
+    streamed = ab_client.post(f"{URL}/bundle", content=chunks(), headers=OCTETS)
+    assert streamed.status_code == 413
+    assert kept_files(firmware_dir) == []
+
+
+def test_only_an_admin_uploads(
+    app, ab_client: TestClient, bundles: Bundles, firmware_dir: Path
+) -> None:  # type: ignore[no-untyped-def]
+    operator = login_as(ab_client, "op", "operator")
+    assert (
+        operator.post(
+            f"{URL}/bundle", content=bundles.good.read_bytes(), headers=OCTETS
+        ).status_code
+        == 403
+    )
+    assert operator.get(URL).status_code == 200
+    assert kept_files(firmware_dir) == []
+
+
+def test_a_node_that_is_not_ab_says_so_and_takes_nothing(
+    client: TestClient, tmp_path: Path
+) -> None:
+    status = client.get(URL).json()
+    assert status["ab_system"] is False
+    assert status["detail"].startswith("not an A/B system: ") and status["slots"] == []
+    response = client.post(f"{URL}/bundle", content=b"x" * 10_000, headers=OCTETS)
+    assert response.status_code == 409
+    assert response.json()["detail"].startswith("not an A/B system: ")
+
+
+@pytest.fixture
+def rauc_service(rauc_conf: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The real RAUC service on a private bus that stands in for the system bus (slot A booted)."""
+    if shutil.which("dbus-daemon") is None:
+        pytest.skip("needs dbus-daemon")
+    bus = subprocess.Popen(
+        ["dbus-daemon", "--session", "--nofork", "--print-address=1"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert bus.stdout is not None
+    address = bus.stdout.readline().strip()
+    monkeypatch.setenv("DBUS_SYSTEM_BUS_ADDRESS", address)
+    service = subprocess.Popen(
+        ["rauc", f"--conf={rauc_conf}", "service", "--override-boot-slot=A"],
+        env={**os.environ, "DBUS_SYSTEM_BUS_ADDRESS": address},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield
+    finally:
+        for process in (service, bus):
+            process.terminate()
+            process.wait(timeout=10)
+
+
+def test_the_slots_are_reported_as_the_rauc_service_has_them(
+    ab_client: TestClient, rauc_service: None
+) -> None:
+    status = wait_until(
+        lambda: (answer := ab_client.get(URL).json())["slots"] and answer,
+        timeout=30,
+        what="the RAUC service to report the slots",
+    )
+    assert status["ab_system"] is True and status["detail"] is None
+    assert status["compatible"] == "fulcrum-x86_64" and status["booted"] == "A"
+    slots = {slot["name"]: slot for slot in status["slots"]}
+    assert (
+        slots["rootfs.0"]["bootname"] == "A" and slots["rootfs.0"]["state"] == "booted"
+    )
+    assert (
+        slots["rootfs.1"]["bootname"] == "B"
+        and slots["rootfs.1"]["state"] == "inactive"
+    )
+    assert slots["rootfs.1"]["device"] == "/dev/disk/by-partlabel/root-b"
+
+
+def test_an_ab_system_without_its_service_says_why(ab_client: TestClient) -> None:
+    status = ab_client.get(URL).json()
+    assert status["ab_system"] is True and status["slots"] == []
+    assert status["detail"].startswith("rauc status failed: ")
