@@ -29,6 +29,7 @@ from fulcrum.routers import (
     audit,
     auth,
     backends,
+    backup,
     console,
     firewall,
     ha,
@@ -146,6 +147,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         ha,
         tls,
         alerts,
+        backup,
     )
     for module in resources:
         app.include_router(module.router, prefix=API_PREFIX, dependencies=[Depends(one_writer)])
