@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictBool
 
 from fulcrum.schemas.revisions import PendingChanges
 
@@ -18,7 +18,7 @@ class BackupRequest(BaseModel):
         max_length=MAX_PASSPHRASE,
         description="Encrypts the backup; never stored or logged. Needed again to restore it.",
     )
-    include_pair_key: bool = Field(
+    include_pair_key: StrictBool = Field(
         default=False,
         description="Also the HA pair key: whoever has the backup and passphrase can pose as the peer",
     )
