@@ -16,6 +16,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from apitest import PASSWORD, WEB
+from test_tls_certificate import install_self_signed
 from fulcrum import migrate
 from fulcrum.backup import archive, crypto
 from fulcrum.backup.restore import RESTORED
@@ -30,9 +31,13 @@ HEADER = "X-Fulcrum-Backup-Passphrase"
 
 
 class Appliance:
-    def __init__(self, root: Path, name: str) -> None:
+    def __init__(self, root: Path, name: str, tls: bool = False) -> None:
         self.data = root / name
+        self.data.mkdir(parents=True)
+        certfile, keyfile = install_self_signed(self.data) if tls else (None, None)
         self.settings = Settings(
+            tls_certfile=certfile,
+            tls_keyfile=keyfile,
             data_dir=self.data,
             apply_mode="local",
             cookie_secure=False,
@@ -323,3 +328,24 @@ def test_a_backup_from_a_newer_schema_is_refused(appliances, tmp_path: Path) -> 
 
 def test_every_table_is_either_restored_or_left_out_on_purpose() -> None:
     assert set(Base.metadata.tables) == set(RESTORED) | set(archive.NOT_BACKED_UP)
+
+
+def test_tls_material_and_readable_ssh_host_keys_go_into_the_backup(tmp_path: Path) -> None:
+    old, new = Appliance(tmp_path, "lb-old", tls=True), Appliance(tmp_path, "lb-new", tls=True)
+    ssh = old.settings.ssh_host_key_dir
+    ssh.mkdir()
+    (ssh / "ssh_host_ed25519_key").write_text("private host key\n")
+    (ssh / "ssh_host_ed25519_key.pub").write_text("ssh-ed25519 AAAA host\n")
+    (ssh / "unreadable_but_unrelated").write_text("not a host key\n")
+    with old.client, new.client:
+        backup = export(configured(old))
+        result = restore_fresh(new, backup)
+        includes = result["manifest"]["includes"]
+        assert includes["tls"] is True
+        assert includes["ssh_host_keys"] == ["ssh_host_ed25519_key", "ssh_host_ed25519_key.pub"]
+        # The served certificate is the old appliance's now; the SSH keys are root's to restore.
+        assert new.settings.tls_certfile.read_text() == old.settings.tls_certfile.read_text()
+        assert new.settings.tls_keyfile.read_text() == old.settings.tls_keyfile.read_text()
+        assert any("SSH host keys were not restored" in note for note in result["notes"])
+        served = new.log_in().get("/api/v1/tls/certificate").json()["fingerprint_sha256"]
+        assert served == old.client.get("/api/v1/tls/certificate").json()["fingerprint_sha256"]

@@ -27,7 +27,7 @@ from fulcrum.config.snapshot import ConfigSnapshot
 from fulcrum.db import Base, begin_write, end_read, make_engine
 from fulcrum.errors import BackupRejected, ConfigInvalid, Conflict
 from fulcrum.ha.runtime import HaRuntime
-from fulcrum.models import AlertChannel, Event, User
+from fulcrum.models import AlertChannel, Event, Role, User
 from fulcrum.schemas.backup import BackupManifest
 from fulcrum.schemas.tls import CertificateUpload
 from fulcrum.services import audit, auth
@@ -213,7 +213,8 @@ def restore_as_candidate(
         load_snapshot(session, _archive_configuration(source))
         if replace_users:
             _replace_rows(session, source, _tables(USER_TABLES))
-            if not session.scalar(select(func.count()).select_from(User).where(User.role == "admin")):
+            admins = select(func.count()).select_from(User).where(User.role == Role.ADMIN.value)
+            if not session.scalar(admins):
                 raise BackupRejected(
                     "the backup has no admin account: its accounts were not restored", "invalid"
                 )
