@@ -22,6 +22,8 @@ from test_ha_endpoints import FRONT, ha, notify, paired_with  # noqa: F401 (ha: 
 # Changes of this node's own state, sessions, and the peer link.
 ANY_NODE = {
     ("POST", "/api/v1/setup"),
+    ("POST", "/api/v1/setup/restore"),
+    ("POST", "/api/v1/backup"),
     ("POST", "/api/v1/auth/login"),
     ("POST", "/api/v1/auth/logout"),
     ("POST", "/api/v1/tokens"),

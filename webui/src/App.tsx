@@ -28,6 +28,8 @@ const FirewallPage = lazy(() => import('./pages/FirewallPage'));
 const AlertsPage = lazy(() => import('./pages/AlertsPage'));
 const ChangePasswordPage = lazy(() => import('./pages/ChangePasswordPage'));
 const ImportPage = lazy(() => import('./pages/ImportPage'));
+const BackupPage = lazy(() => import('./pages/BackupPage'));
+const CertificatePage = lazy(() => import('./pages/CertificatePage'));
 
 const queryClient = new QueryClient({
   // A standby's refusal of an edit becomes one banner naming the active node (StandbyBanner).
@@ -70,6 +72,8 @@ export function App() {
                   <Route path="/firewall" element={<FirewallPage />} />
                   <Route path="/alerts" element={<AlertsPage />} />
                   <Route path="/import" element={<ImportPage />} />
+                  <Route path="/system/backup" element={<BackupPage />} />
+                  <Route path="/system/certificate" element={<CertificatePage />} />
                   <Route path="/account/password" element={<ChangePasswordPage />} />
                   <Route path="*" element={<Navigate to="/" replace />} />
                 </Routes>

@@ -116,6 +116,14 @@ class ApplyDiskFull(DiskFull):
     keep_changes = True
 
 
+class BackupRejected(AppError):
+    """An uploaded backup that cannot be restored; `code` names the cause for clients
+    (wrong_passphrase, truncated, tampered, newer_format, not_a_backup, invalid)."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message, code=code)
+
+
 class ApplyRejected(AppError):
     """The real validators (keepalived -t, nft -c) rejected the rendered configuration."""
 

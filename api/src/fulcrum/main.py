@@ -29,6 +29,7 @@ from fulcrum.routers import (
     audit,
     auth,
     backends,
+    backup,
     console,
     firewall,
     firmware,
@@ -155,6 +156,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         alerts,
         storage,
         firmware,
+        backup,
     )
     for module in resources:
         app.include_router(module.router, prefix=API_PREFIX, dependencies=[Depends(one_writer)])

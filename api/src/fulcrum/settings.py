@@ -73,6 +73,9 @@ class Settings(BaseSettings):
     keepalived_checkers_pidfile: Path | None = None  # default: beside keepalived_pidfile
     keepalived_vrrp_pidfile: Path | None = None  # default: beside keepalived_pidfile
 
+    # Where the image keeps the SSH host keys (fulcrum.backup takes those this process may read).
+    ssh_host_key_dir: Path = Path("/data/ssh")
+
     # How often the alert dispatcher looks for new events to send (0: off, e.g. in tests).
     alert_poll_seconds: float = Field(default=2.0, ge=0, le=60)
 

@@ -271,6 +271,91 @@ export type BackendsList = {
 };
 
 /**
+ * BackupIncludes
+ */
+export type BackupIncludes = {
+    /**
+     * Api Tokens
+     */
+    api_tokens?: number;
+    /**
+     * Configuration
+     */
+    configuration?: boolean;
+    /**
+     * Pair Key
+     */
+    pair_key?: boolean;
+    /**
+     * Revisions
+     */
+    revisions?: number;
+    /**
+     * Ssh Host Keys
+     */
+    ssh_host_keys?: Array<string>;
+    /**
+     * Tls
+     */
+    tls?: boolean;
+    /**
+     * Users
+     */
+    users?: number;
+};
+
+/**
+ * BackupManifest
+ */
+export type BackupManifest = {
+    /**
+     * Created At
+     */
+    created_at: string;
+    /**
+     * Format
+     */
+    format: number;
+    /**
+     * Fulcrum Version
+     */
+    fulcrum_version: string;
+    includes: BackupIncludes;
+    /**
+     * Node Name
+     */
+    node_name: string;
+    /**
+     * Schema Revision
+     */
+    schema_revision: string;
+    /**
+     * Skipped
+     *
+     * What the node has but the backup could not read, and why
+     */
+    skipped?: Array<string>;
+};
+
+/**
+ * BackupRequest
+ */
+export type BackupRequest = {
+    /**
+     * Include Pair Key
+     *
+     * Also the HA pair key: whoever has the backup and passphrase can pose as the peer
+     */
+    include_pair_key?: boolean;
+    /**
+     * Passphrase
+     *
+     * Encrypts the backup; never stored or logged. Needed again to restore it.
+     */
+    passphrase: string;
+};
+
+/**
  * CertificateUpload
  */
 export type CertificateUpload = {
@@ -1671,6 +1756,29 @@ export type ResolveRequest = {
      * Winner
      */
     winner: 'local' | 'peer';
+};
+
+/**
+ * RestoreResult
+ */
+export type RestoreResult = {
+    /**
+     * On a running appliance: the candidate now, against the running revision; commit it (POST /revisions) to apply the backup's configuration
+     */
+    changes?: PendingChanges | null;
+    manifest: BackupManifest;
+    /**
+     * Notes
+     *
+     * What was not restored, and why
+     */
+    notes: Array<string>;
+    /**
+     * Sessions Ended
+     *
+     * The accounts were replaced: log in again
+     */
+    sessions_ended?: boolean;
 };
 
 /**
@@ -3561,6 +3669,116 @@ export type AuthChangePasswordResponses = {
 };
 
 export type AuthChangePasswordResponse = AuthChangePasswordResponses[keyof AuthChangePasswordResponses];
+
+export type BackupExportBackupData = {
+    body: BackupRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v1/backup';
+};
+
+export type BackupExportBackupErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type BackupExportBackupError = BackupExportBackupErrors[keyof BackupExportBackupErrors];
+
+export type BackupExportBackupResponses = {
+    /**
+     * The encrypted backup
+     */
+    200: Blob | File;
+};
+
+export type BackupExportBackupResponse = BackupExportBackupResponses[keyof BackupExportBackupResponses];
+
+export type BackupRestoreBackupData = {
+    /**
+     * The backup file as exported
+     */
+    body: Blob | File;
+    headers: {
+        /**
+         * X-Fulcrum-Backup-Passphrase
+         *
+         * The backup's passphrase, percent-encoded UTF-8
+         */
+        'X-Fulcrum-Backup-Passphrase': string;
+    };
+    path?: never;
+    query?: {
+        /**
+         * Users
+         *
+         * Replace the accounts and API tokens (ends every session)
+         */
+        users?: boolean;
+        /**
+         * Tls
+         *
+         * Install the backup's TLS certificate and key
+         */
+        tls?: boolean;
+    };
+    url: '/api/v1/backup/restore';
+};
+
+export type BackupRestoreBackupErrors = {
+    /**
+     * The backup cannot be restored; code says why: wrong_passphrase, truncated, tampered, newer_format, not_a_backup or invalid. Nothing was changed.
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * A change on the standby node of an HA pair (code standby_read_only), or one that conflicts with what exists
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type BackupRestoreBackupError = BackupRestoreBackupErrors[keyof BackupRestoreBackupErrors];
+
+export type BackupRestoreBackupResponses = {
+    /**
+     * Successful Response
+     */
+    200: RestoreResult;
+};
+
+export type BackupRestoreBackupResponse = BackupRestoreBackupResponses[keyof BackupRestoreBackupResponses];
 
 export type RevisionsPendingData = {
     body?: never;
@@ -5470,6 +5688,54 @@ export type AuthSetupResponses = {
 };
 
 export type AuthSetupResponse = AuthSetupResponses[keyof AuthSetupResponses];
+
+export type BackupRestoreFirstRunData = {
+    /**
+     * The backup file as exported
+     */
+    body: Blob | File;
+    headers: {
+        /**
+         * X-Fulcrum-Backup-Passphrase
+         *
+         * The backup's passphrase, percent-encoded UTF-8
+         */
+        'X-Fulcrum-Backup-Passphrase': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/v1/setup/restore';
+};
+
+export type BackupRestoreFirstRunErrors = {
+    /**
+     * The backup cannot be restored; code says why: wrong_passphrase, truncated, tampered, newer_format, not_a_backup or invalid. Nothing was changed.
+     */
+    400: Error;
+    /**
+     * An account exists already
+     */
+    409: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type BackupRestoreFirstRunError = BackupRestoreFirstRunErrors[keyof BackupRestoreFirstRunErrors];
+
+export type BackupRestoreFirstRunResponses = {
+    /**
+     * Successful Response
+     */
+    201: RestoreResult;
+};
+
+export type BackupRestoreFirstRunResponse = BackupRestoreFirstRunResponses[keyof BackupRestoreFirstRunResponses];
 
 export type TelemetryCurrentData = {
     body?: never;

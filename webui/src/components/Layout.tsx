@@ -4,6 +4,8 @@ import {
   IconActivity,
   IconBell,
   IconBook,
+  IconCertificate,
+  IconDatabaseExport,
   IconGauge,
   IconFileImport,
   IconHistory,
@@ -45,7 +47,13 @@ export function Layout({ children }: { children: ReactNode }) {
   const location = useLocation();
   const isAdmin = useCan('manageUsers');
   const items = isAdmin
-    ? [...NAV, { to: '/users', label: 'Users', icon: IconUsers }, { to: '/alerts', label: 'Alerts', icon: IconBell }]
+    ? [
+        ...NAV,
+        { to: '/users', label: 'Users', icon: IconUsers },
+        { to: '/alerts', label: 'Alerts', icon: IconBell },
+        { to: '/system/backup', label: 'Backup', icon: IconDatabaseExport },
+        { to: '/system/certificate', label: 'Certificate', icon: IconCertificate },
+      ]
     : NAV;
   return (
     <StreamProvider>

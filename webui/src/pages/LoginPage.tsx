@@ -1,8 +1,11 @@
-import { Alert, Button, Center, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Anchor, Button, Center, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useForm } from '@mantine/form';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
 import { ApiError, errorMessage } from '../api/errors';
 import { loginMutation, setupMutation, setupStatusQuery } from '../api/queries/auth';
+import { restoreFirstRunMutation } from '../api/queries/backup';
+import { BackupUpload, type BackupUploadValue } from '../components/BackupUpload';
 import { useServerErrors } from '../components/useServerErrors';
 import { PASSWORD_MIN, samePassword, USERNAME_PATTERN, validNewPassword } from '../lib/validation';
 
@@ -10,6 +13,8 @@ import { PASSWORD_MIN, samePassword, USERNAME_PATTERN, validNewPassword } from '
 export function LoginPage({ networkError }: { networkError: Error | null }) {
   const setup = useQuery(setupStatusQuery());
   const firstRun = setup.data?.needs_setup === true;
+  const [restoring, setRestoring] = useState(false);
+  const [restored, setRestored] = useState(false);
   return (
     <Center mih="100vh" p="md">
       <Paper withBorder shadow="sm" p="xl" w={400} maw="100%">
@@ -17,15 +22,37 @@ export function LoginPage({ networkError }: { networkError: Error | null }) {
           <div>
             <Title order={2}>Fulcrum</Title>
             <Text c="dimmed" size="sm">
-              {firstRun ? 'Welcome. Create the administrator account to start.' : 'Sign in to the load balancer.'}
+              {firstRun
+                ? restoring
+                  ? 'Restore this appliance from a backup: its accounts, configuration and history.'
+                  : 'Welcome. Create the administrator account to start.'
+                : 'Sign in to the load balancer.'}
             </Text>
           </div>
+          {restored && !firstRun && (
+            <Alert color="green" title="Restored from the backup">
+              Sign in with an account from the backup.
+            </Alert>
+          )}
           {networkError && (
             <Alert color="red" title="The API does not answer">
               {errorMessage(networkError)}
             </Alert>
           )}
-          {setup.isPending ? null : firstRun ? <SetupForm /> : <LoginForm />}
+          {setup.isPending ? null : firstRun ? (
+            restoring ? (
+              <RestoreForm onRestored={() => setRestored(true)} />
+            ) : (
+              <SetupForm />
+            )
+          ) : (
+            <LoginForm />
+          )}
+          {firstRun && (
+            <Anchor component="button" type="button" size="sm" onClick={() => setRestoring(!restoring)}>
+              {restoring ? 'Create a new administrator instead' : 'Restore from a backup'}
+            </Anchor>
+          )}
         </Stack>
       </Paper>
     </Center>
@@ -88,6 +115,26 @@ function SetupForm() {
         {formError && <Alert color="red">{formError}</Alert>}
         <Button type="submit" loading={setup.isPending}>
           Create administrator
+        </Button>
+      </Stack>
+    </form>
+  );
+}
+
+/** First-run restore: allowed, like setup, only while the appliance has no account. */
+function RestoreForm({ onRestored }: { onRestored: () => void }) {
+  const queryClient = useQueryClient();
+  const restore = useMutation(restoreFirstRunMutation(queryClient));
+  const [upload, setUpload] = useState<BackupUploadValue>({ file: null, passphrase: '' });
+  const submit = () => {
+    if (upload.file) restore.mutate({ file: upload.file, passphrase: upload.passphrase }, { onSuccess: onRestored });
+  };
+  return (
+    <form onSubmit={(e) => { e.preventDefault(); submit(); }}>
+      <Stack>
+        <BackupUpload value={upload} onChange={setUpload} error={restore.error} />
+        <Button type="submit" loading={restore.isPending} disabled={!upload.file || !upload.passphrase}>
+          Restore
         </Button>
       </Stack>
     </form>
