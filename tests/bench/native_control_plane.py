@@ -9,6 +9,8 @@ backends, health check `none`, as `make bench`'s control part does) and, at each
 - one API edit: PATCH of one backend's weight, which validates the candidate (median of --reps);
 - a full candidate validation (`candidate_snapshot` on the same SQLite file, in this process);
 - rendering keepalived.conf, and `keepalived -t` on it (when keepalived is installed);
+- the read-back's own work: the expected IPVS table, and one poll's comparison (the kernel's
+  table stood in for by the expected one);
 - a commit: the engine renders and validates with the real tools, then stops as VALIDATED
   because this host has no IPVS;
 - the API process's VmRSS / VmHWM;
@@ -104,6 +106,7 @@ def full_validation(database_url: str) -> dict[str, Any]:
     from sqlalchemy.orm import Session
 
     from fulcrum.apply.validators import validate_keepalived
+    from fulcrum.dataplane.ipvs_table import compare, down_real_servers, expected_ipvs
     from fulcrum.db import make_engine
     from fulcrum.render import RuntimePaths, render_keepalived
     from fulcrum.services.candidate import candidate_snapshot
@@ -115,8 +118,13 @@ def full_validation(database_url: str) -> dict[str, Any]:
     finally:
         engine.dispose()
     render_seconds, text = timed(lambda: render_keepalived(snapshot, RuntimePaths()))
+    expected_seconds, expected = timed(lambda: expected_ipvs(snapshot))
+    # One read-back poll's own work, the kernel's table standing in for itself: what it costs
+    # beyond reading IPVS, at every poll until the kernel matches.
+    poll_seconds, _ = timed(lambda: (compare(expected, expected), down_real_servers(expected, expected)))
     found: dict[str, Any] = {"full_validation_seconds": validate_seconds, "render_keepalived_seconds": render_seconds,
-                             "keepalived_conf_bytes": len(text)}
+                             "keepalived_conf_bytes": len(text), "expected_ipvs_seconds": expected_seconds,
+                             "readback_poll_seconds": poll_seconds}
     if shutil.which("keepalived"):
         with tempfile.TemporaryDirectory() as folder:
             conf = Path(folder) / "keepalived.conf"
