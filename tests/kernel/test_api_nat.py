@@ -170,6 +170,29 @@ def test_tcp_check_removes_a_dead_backend_within_its_budget_and_restores_it(env)
     assert removed < 15, f"removal took {removed:.1f} s"
 
 
+def test_a_commit_waits_for_no_backend_that_was_down_already(env):
+    """The read-back's settle (3 s for real servers not yet checked) is for real servers new to
+    keepalived: one it already found down, untouched by the commit, adds no wait."""
+    e = env
+    b1, b2, b3 = e.net.backend_addresses()
+    ids = e.backend_ids(e.echo_id)
+    e.http[2].stop()
+    try:
+        # After this commit keepalived has checked web's b3 (down) under the running configuration.
+        e.api.update_backend(e.echo_id, ids[b1], weight=2)
+        e.api.commit("echo b1 at weight 2 while web's b3 is down")
+        wait_web_backends(e, [b1, b2], timeout=60)
+        e.api.update_backend(e.echo_id, ids[b1], weight=1)
+        result = e.api.commit("echo b1 back at weight 1")["apply_result"]
+        verify = next(s for s in result["steps"] if (s["step"], s["daemon"]) == ("verify", "keepalived"))
+        print(f"MEASURED read-back with an unrelated backend down: {verify['seconds']:.2f} s")
+        assert any(f"{b3}:80 is down" in warning for warning in result["warnings"]), result["warnings"]
+        assert verify["seconds"] < 3.0, f"the read-back waited {verify['seconds']} s for b3, down before the commit"
+    finally:
+        e.http[2].start()
+    wait_web_backends(e, [b1, b2, b3], timeout=60)
+
+
 def test_weight_zero_drain_keeps_an_established_connection_and_takes_no_new_ones(env):
     e = env
     ids = e.backend_ids(e.echo_id)

@@ -509,3 +509,23 @@ def test_a_destination_without_its_own_family_takes_the_services() -> None:
     parsed = Attributes.parse(attribute(IPVS_CMD_ATTR_DEST, destination.encode())).nested(IPVS_CMD_ATTR_DEST)
     server = decode_real_server(parsed, service_family=6)
     assert (server.address, server.port, server.weight, server.counters) == ("2001:db8::11", 8080, 7, Counters())
+
+
+def test_comparing_a_large_table_looks_each_service_up_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read-back compares every service several times a second: a scan per lookup cost seconds
+    at 1,000 services (issue 18). Counted as key comparisons, not timed."""
+    table = IpvsTable(tuple(
+        VirtualService(key=ServiceKey(family=4, protocol="tcp", address="192.0.2.10", port=port), scheduler="rr")
+        for port in range(1, 301)
+    ))
+    comparisons = 0
+    equal = ServiceKey.__eq__
+
+    def counted(self: ServiceKey, other: object) -> bool:
+        nonlocal comparisons
+        comparisons += 1
+        return equal(self, other)
+
+    monkeypatch.setattr(ServiceKey, "__eq__", counted)
+    assert compare(table, table) == [] and down_real_servers(table, table) == []
+    assert comparisons <= 3 * len(table.services), comparisons

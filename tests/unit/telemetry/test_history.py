@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from fulcrum.telemetry.history import BACKEND_FINE_SECONDS, METRICS, History, Ring
+from fulcrum.telemetry.history import BACKEND_FINE_SECONDS, METRICS, POINT_BYTES, History, Ring
 
 
 def values(x: float) -> tuple[float, ...]:
@@ -39,3 +39,25 @@ def test_backend_history_is_shorter_and_memory_is_bounded() -> None:
     before = history.memory_bytes()
     history.forget_except({("web", None)})
     assert history.memory_bytes() < before
+
+
+def test_a_backend_without_traffic_keeps_timestamps_only() -> None:
+    """Thousands of idle backends must not cost full metric arrays (issue 18: 310 MB at 5,000)."""
+    history = History()
+    idle, busy = ("web", "198.51.100.1:80"), ("web", "198.51.100.2:80")
+    history.add(0.0, [(idle, (0.0,) * len(METRICS)), (busy, values(1))])
+    assert history.memory_bytes() == 8 + POINT_BYTES  # one point each; nothing reserved ahead
+    for t in range(1, BACKEND_FINE_SECONDS * 2):
+        history.add(float(t), [(idle, (0.0,) * len(METRICS)), (busy, values(1))])
+    fine_idle = history.read(idle, 0, coarse=False)
+    assert len(fine_idle) == BACKEND_FINE_SECONDS and all(v == (0.0,) * len(METRICS) for _, v in fine_idle)
+    coarse_points = len(history.read(idle, 0, coarse=True))
+    assert history.memory_bytes() == (BACKEND_FINE_SECONDS + coarse_points) * (8 + POINT_BYTES)
+
+
+def test_traffic_after_idle_seconds_keeps_the_zeros_before_it_in_order() -> None:
+    ring = Ring(4)
+    for t in range(6):  # wraps while still idle, then traffic arrives
+        ring.append(float(t), values(0))
+    ring.append(6.0, values(6))
+    assert ring.since(0) == [(3.0, values(0)), (4.0, values(0)), (5.0, values(0)), (6.0, values(6))]

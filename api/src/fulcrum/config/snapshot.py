@@ -365,16 +365,11 @@ class ConfigSnapshot(Strict):
             for port in service.ports:
                 key = (str(service.address), service.protocol.value, port)
                 if key in listeners:
-                    raise ValueError(
-                        f"{where}.ports: {_endpoint(service.address, port)}/{service.protocol.value} "
-                        f"is already served by service {listeners[key]!r}"
-                    )
+                    raise ValueError(f"{where}.ports: {listener_taken(service, port, listeners[key])}")
                 listeners[key] = service.name
             if service.fwmark is not None:
                 if service.fwmark in marks:
-                    raise ValueError(
-                        f"{where}.fwmark: {service.fwmark} is used by service {marks[service.fwmark]!r} too"
-                    )
+                    raise ValueError(f"{where}.fwmark: {fwmark_taken(service, marks[service.fwmark])}")
                 marks[service.fwmark] = service.name
         group_names: set[str] = set()
         vrids: dict[tuple[int, int], str] = {}
@@ -406,6 +401,17 @@ class ConfigSnapshot(Strict):
 
     def digest(self) -> str:
         return hashlib.sha256(self.canonical_json().encode()).hexdigest()
+
+
+def listener_taken(service: Service, port: int, other: str) -> str:
+    """Why `service` cannot listen on `port`: service `other` serves that address:port/protocol."""
+    return (
+        f"{_endpoint(service.address, port)}/{service.protocol.value} is already served by service {other!r}"
+    )
+
+
+def fwmark_taken(service: Service, other: str) -> str:
+    return f"{service.fwmark} is used by service {other!r} too"
 
 
 def _endpoint(address: IPAddress, port: int | None) -> str:

@@ -16,6 +16,7 @@ import ipaddress
 import socket
 import sys
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from fulcrum.config.snapshot import Backend, ConfigSnapshot, Service
@@ -129,7 +130,13 @@ class IpvsTable:
     services: tuple[VirtualService, ...] = field(default_factory=tuple)
 
     def service(self, key: ServiceKey) -> VirtualService | None:
-        return next((service for service in self.services if service.key == key), None)
+        return self._by_key.get(key)
+
+    @cached_property
+    def _by_key(self) -> dict[ServiceKey, VirtualService]:
+        # A read-back compares every expected service with the kernel's, several times a second:
+        # a scan per lookup made that quadratic (seconds at 1,000 services).
+        return {service.key: service for service in reversed(self.services)}
 
 
 def endpoint(address: str, port: int) -> str:

@@ -13,7 +13,7 @@ from fulcrum.errors import ConfigInvalid, NotFound
 from fulcrum.models import VipGroup
 from fulcrum.services import audit
 from fulcrum.services.candidate import (
-    candidate_snapshot,
+    check_groups_and_node,
     firewall_row,
     firewall_settings,
     node_row,
@@ -76,7 +76,7 @@ def _name_is_free(session: Session, name: str, own_id: int | None) -> None:
 
 
 def _check(session: Session, row: VipGroup) -> None:
-    candidate_snapshot(session, focus=("vip_groups", row.name))
+    check_groups_and_node(session, focus_group=row.name)
 
 
 def get_node(session: Session) -> spec.Node:
@@ -119,6 +119,6 @@ def _store_singleton(
     before = dict(row.settings)
     value = validated(lambda: model.model_validate(data))
     row.settings = value.model_dump(mode="json")
-    candidate_snapshot(session)
+    check_groups_and_node(session)
     audit.record(session, actor, action, "", {"before": before, "after": row.settings})
     return value

@@ -14,7 +14,7 @@ from fulcrum.models import Backend, Service
 from fulcrum.services import audit
 from fulcrum.services.candidate import (
     backend_spec,
-    candidate_snapshot,
+    check_service_fits,
     service_spec,
     write_backend,
     write_service,
@@ -80,6 +80,7 @@ def create_service(session: Session, actor: audit.Actor, request: BaseModel) -> 
     data = _with_fwmark(session, request.model_dump(mode="json"), None)
     service = validated(lambda: spec.Service.model_validate(data))
     _name_is_free(session, service.name, None)
+    check_service_fits(session, service, None)
     row = Service()
     write_service(row, service)
     session.add(row)
@@ -88,7 +89,7 @@ def create_service(session: Session, actor: audit.Actor, request: BaseModel) -> 
         backend_row = Backend()
         write_backend(backend_row, backend)
         row.backends.append(backend_row)
-    candidate_snapshot(session, focus=("services", service.name))
+    session.flush()
     audit.record(session, actor, "service.create", service.name, {"after": service.model_dump(mode="json")})
     return row
 
@@ -100,8 +101,9 @@ def update_service(session: Session, actor: audit.Actor, service_id: int, reques
     data = _with_fwmark(session, data, row.fwmark)
     service = validated(lambda: spec.Service.model_validate(data))
     _name_is_free(session, service.name, row.id)
+    check_service_fits(session, service, row.id)
     write_service(row, service)
-    candidate_snapshot(session, focus=("services", service.name))
+    session.flush()
     audit.record(
         session, actor, "service.update", service.name, _changes(before.model_dump(mode="json"), data)
     )
@@ -125,7 +127,6 @@ def add_backend(session: Session, actor: audit.Actor, service_id: int, request: 
     write_backend(row, backend)
     service.backends.append(row)
     session.flush()
-    candidate_snapshot(session, focus=("services", service.name))
     audit.record(
         session,
         actor,
@@ -150,7 +151,6 @@ def update_backend(
     _check_backends(service, backends, index)
     write_backend(row, backend)
     session.flush()
-    candidate_snapshot(session, focus=("services", service.name))
     audit.record(session, actor, "backend.update", _backend_target(service, row), _changes(before, data))
     return row
 
@@ -166,7 +166,9 @@ def delete_backend(session: Session, actor: audit.Actor, service_id: int, backen
 
 
 def _check_backends(service: Service, backends: list[spec.Backend], index: int) -> None:
-    """Validate the service with `backends` before any row changes; errors point at backend `index`."""
+    """Validate the service with `backends` before any row changes; errors point at backend `index`.
+
+    Every rule about a backend is its service's, so nothing else in the candidate needs a look."""
     data = {
         **service_spec(service).model_dump(mode="json"),
         "backends": [b.model_dump(mode="json") for b in backends],

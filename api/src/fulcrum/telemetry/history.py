@@ -1,11 +1,13 @@
 """Bounded, gap-aware metric history.
 
 Services keep an hour at 1 s; backends, of which there may be thousands, keep five minutes at
-1 s; both keep a day at 1 min. Each series is a set of fixed-size arrays (float64 timestamps,
-float32 metrics), so memory is bounded and known in advance (`memory_bytes`): about 120 KB per
-service and 55 KB per backend. Seconds with no sample (no data plane, a failover) are simply
-absent; readers draw a break where points are further apart than 2.5× the resolution (the
-dashboard's GAP_FACTOR: one empty bucket is jitter, two are an outage).
+1 s; both keep a day at 1 min. Each series is a set of bounded arrays (float64 timestamps,
+float32 metrics), so memory is bounded (at most about 120 KB per service and 55 KB per backend)
+and `memory_bytes` says what is held. Arrays grow as points arrive, and a series' metric columns
+exist only once it has seen a non-zero value: a backend that never had traffic keeps timestamps
+only (about 14 KB a day). Seconds with no sample (no data plane, a failover) are simply absent;
+readers draw a break where points are further apart than 2.5× the resolution (the dashboard's
+GAP_FACTOR: one empty bucket is jitter, two are an outage).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 
 METRICS = ("cps", "activeconns", "inactconns", "inbps", "outbps", "inpps", "outpps")
 POINT_BYTES = 8 + 4 * len(METRICS)
+_IDLE = (0.0,) * len(METRICS)
 
 SERVICE_FINE_SECONDS = 3600  # 1 s resolution for an hour
 BACKEND_FINE_SECONDS = 300  # 1 s resolution for five minutes
@@ -24,30 +27,44 @@ COARSE_POINTS = 1440  # 1 min resolution for a day
 
 
 class Ring:
-    """A fixed-capacity ring of (timestamp, metrics) points, oldest overwritten first."""
+    """A bounded ring of (timestamp, metrics) points, oldest overwritten first.
+
+    It grows up to `capacity` as points arrive; its metric columns are allocated on the first
+    non-zero value (until then every stored point is all zeros)."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self.times = array("d", bytes(8 * capacity))
-        self.values = [array("f", bytes(4 * capacity)) for _ in METRICS]
-        self.count = 0
-        self.next = 0
+        self.times = array("d")
+        self.values: list[array[float]] | None = None
+        self.next = 0  # once full: the oldest point, overwritten by the next append
 
     def append(self, t: float, values: tuple[float, ...]) -> None:
+        if self.values is None and any(values):
+            self.values = [array("f", bytes(4 * len(self.times))) for _ in METRICS]
+        if len(self.times) < self.capacity:
+            self.times.append(t)
+            if self.values is not None:
+                for column, value in zip(self.values, values, strict=True):
+                    column.append(value)
+            return
         self.times[self.next] = t
-        for column, value in zip(self.values, values, strict=True):
-            column[self.next] = value
+        if self.values is not None:
+            for column, value in zip(self.values, values, strict=True):
+                column[self.next] = value
         self.next = (self.next + 1) % self.capacity
-        self.count = min(self.count + 1, self.capacity)
 
     def since(self, start: float) -> list[tuple[float, tuple[float, ...]]]:
-        first = (self.next - self.count) % self.capacity
+        count = len(self.times)
         out = []
-        for offset in range(self.count):
-            i = (first + offset) % self.capacity
+        for offset in range(count):
+            i = (self.next + offset) % count
             if self.times[i] >= start:
-                out.append((self.times[i], tuple(column[i] for column in self.values)))
+                values = _IDLE if self.values is None else tuple(column[i] for column in self.values)
+                out.append((self.times[i], values))
         return out
+
+    def memory_bytes(self) -> int:
+        return len(self.times) * (8 + (4 * len(METRICS) if self.values is not None else 0))
 
 
 @dataclass
@@ -113,4 +130,4 @@ class History:
 
     def memory_bytes(self) -> int:
         with self._lock:
-            return sum((s.fine.capacity + s.coarse.capacity) * POINT_BYTES for s in self._series.values())
+            return sum(s.fine.memory_bytes() + s.coarse.memory_bytes() for s in self._series.values())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fulcrum.apply.daemons.owned_files import OwnedFiles
@@ -14,12 +14,25 @@ from fulcrum.apply.files import new_path
 from fulcrum.apply.keepalived_control import KeepalivedControl
 from fulcrum.apply.tools import ToolError
 from fulcrum.apply.validators import validate_keepalived
-from fulcrum.config.snapshot import ConfigSnapshot
-from fulcrum.dataplane.ipvs_table import compare, down_real_servers, expected_ipvs, ipvs_available, read_ipvs
+from fulcrum.config.snapshot import ConfigSnapshot, HealthCheck
+from fulcrum.dataplane.ipvs_table import (
+    IpvsTable,
+    RealServer,
+    ServiceKey,
+    compare,
+    down_real_servers,
+    expected_ipvs,
+    ipvs_available,
+    read_ipvs,
+)
 from fulcrum.render import RuntimePaths, render_keepalived
 
 # Mismatches quoted in a failed read-back; the rest are counted.
 MAX_QUOTED_MISMATCHES = 10
+
+# A real server as keepalived checks it: where, what IPVS should hold, and the check it runs.
+RealServerId = tuple[ServiceKey, tuple[str, int]]
+CheckedRealServer = tuple[RealServer, HealthCheck]
 
 
 @dataclass(frozen=True)
@@ -27,6 +40,8 @@ class ReadbackTiming:
     timeout: float = 15.0  # seconds for IPVS to match after the reload
     # Once IPVS matches, how long to keep waiting for real servers that are still absent (not yet
     # checked) before reporting them as down: about one health-check cycle with default checks.
+    # Only real servers new to keepalived (or changed) are waited for: one it checked before and
+    # keeps checking across the reload is down, not "not yet checked".
     settle: float = 3.0
     interval: float = 0.2
 
@@ -48,6 +63,10 @@ class KeepalivedDaemon:
         self.readback = readback
         self.prefix = tuple(prefix)
         self.files = OwnedFiles(conf)
+        # The real servers of the last verified revision, as keepalived checks them: a reload keeps
+        # their checkers' state, so a down one among them needs no settle. Empty until a verify
+        # passes, and again whenever keepalived (re)starts, which checks every real server anew.
+        self.checked: dict[RealServerId, CheckedRealServer] = {}
 
     def render(self, snapshot: ConfigSnapshot) -> str:
         return self.files.stage({self.conf: render_keepalived(snapshot, self.runtime)})
@@ -75,13 +94,19 @@ class KeepalivedDaemon:
         return self.files.install()
 
     def load(self, snapshot: ConfigSnapshot) -> str:
-        return self.control.reload()
+        running = self.control.running_pid()
+        done = self.control.reload()
+        if running is None or self.control.running_pid() != running:
+            self.checked = {}
+        return done
 
     def verify(self, snapshot: ConfigSnapshot) -> Checked:
         """Poll IPVS until it matches the snapshot, then allow absent real servers time to appear.
 
         A reload only means keepalived accepted the signal; it applies the config asynchronously."""
         expected = expected_ipvs(snapshot)
+        checked = checked_real_servers(snapshot, expected)
+        awaited = new_to_keepalived(self.checked, expected, checked)
         timing = self.readback
         deadline = time.monotonic() + timing.timeout
         matched_since: float | None = None
@@ -92,7 +117,8 @@ class KeepalivedDaemon:
             now = time.monotonic()
             if not mismatches:
                 matched_since = matched_since if matched_since is not None else now
-                if not down or now - matched_since >= timing.settle or now >= deadline:
+                settled = now - matched_since >= timing.settle
+                if settled or now >= deadline or not down_real_servers(awaited, actual):
                     break
             else:
                 matched_since = None
@@ -105,6 +131,7 @@ class KeepalivedDaemon:
                     + (f"; and {more} more" if more else "")
                 )
             time.sleep(min(timing.interval, deadline - now))
+        self.checked = checked
         servers = sum(len(service.real_servers) for service in expected.services)
         summary = f"IPVS matches: {len(expected.services)} services, {servers} real servers"
         return Checked(summary + (f" ({len(down)} down or not yet checked)" if down else ""), tuple(down))
@@ -117,3 +144,37 @@ class KeepalivedDaemon:
             else:
                 done += f"; {self.control.stop()} (there was no previous config)"
         return done
+
+
+def checked_real_servers(
+    snapshot: ConfigSnapshot, expected: IpvsTable
+) -> dict[RealServerId, CheckedRealServer]:
+    """Every real server of `expected` (built from `snapshot`) with the health check keepalived runs on it."""
+    found: dict[RealServerId, CheckedRealServer] = {}
+    # expected_ipvs keeps the order of balanced_services and of their enabled backends.
+    for service, virtual in zip(snapshot.balanced_services(), expected.services, strict=True):
+        backends = [backend for backend in service.backends if backend.enabled]
+        for backend, real in zip(backends, virtual.real_servers, strict=True):
+            found[(virtual.key, real.key)] = (real, backend.health_check or service.health_check)
+    return found
+
+
+def new_to_keepalived(
+    known: dict[RealServerId, CheckedRealServer],
+    expected: IpvsTable,
+    checked: dict[RealServerId, CheckedRealServer],
+) -> IpvsTable:
+    """`expected` with only the real servers that keepalived did not check as they are now."""
+    return IpvsTable(
+        tuple(
+            replace(
+                service,
+                real_servers=tuple(
+                    real
+                    for real in service.real_servers
+                    if known.get((service.key, real.key)) != checked[(service.key, real.key)]
+                ),
+            )
+            for service in expected.services
+        )
+    )
