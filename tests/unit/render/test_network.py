@@ -28,7 +28,7 @@ def _two_arm() -> dict[str, Any]:
             {"name": "data0", "mac": "52:54:00:aa:00:02"},
             {"name": "data1", "mac": "52:54:00:aa:00:03"},
             {"name": "sync", "mac": "52:54:00:aa:00:04", "addresses": ["10.99.0.1/30"], "mtu": 9000},
-            {"name": "spare", "mac": "52:54:00:aa:00:05", "enabled": False},
+            {"name": "spare", "mac": "52:54:00:aa:00:05", "enabled": False, "permanent_mac": False},
         ],
         "bonds": [{"name": "bond0", "members": ["data1", "data0"], "mode": "802.3ad", "miimon": 50, "mtu": 1500}],
         "vlans": [

@@ -16,7 +16,7 @@ _LABEL = set(string.ascii_letters + string.digits + "-")
 
 # Section -> the keys allowed in it, for every file the network renderer writes.
 KNOWN_KEYS: dict[str, frozenset[str]] = {
-    "Match": frozenset({"PermanentMACAddress", "Name", "Kind"}),
+    "Match": frozenset({"PermanentMACAddress", "MACAddress", "Name", "Kind"}),
     "Link": frozenset({"Name", "MTUBytes", "ActivationPolicy", "RequiredForOnline"}),
     "NetDev": frozenset({"Name", "Kind"}),
     "Bond": frozenset({"Mode", "MIIMonitorSec", "TransmitHashPolicy", "LACPTransmitRate"}),

@@ -86,6 +86,9 @@ class Nic(Addressing):
     """A physical NIC, named by its permanent MAC address so that a re-ordered NIC keeps its role."""
 
     mac: MacAddress
+    # Match the NIC by its permanent (burnt-in) address, which a bond cannot change. False: by its
+    # current address, for virtual NICs that have none (veth, some hypervisors' NICs).
+    permanent_mac: StrictBool = True
 
 
 class Bond(Addressing):

@@ -70,8 +70,12 @@ def _file(sections: Iterable[Section]) -> str:
     return HEADER + "\n" + "\n".join(blocks)
 
 
+def _mac_match(nic: Nic) -> tuple[str, str]:
+    return ("PermanentMACAddress" if nic.permanent_mac else "MACAddress", nic.mac)
+
+
 def _link(nic: Nic) -> str:
-    return _file([("Match", [("PermanentMACAddress", nic.mac)]), ("Link", [("Name", nic.name)])])
+    return _file([("Match", [_mac_match(nic)]), ("Link", [("Name", nic.name)])])
 
 
 def _bond_netdev(bond: Bond) -> str:
@@ -89,7 +93,7 @@ def _vlan_netdev(vlan: Vlan) -> str:
 
 def _network(network: NetworkConfig, interface: Addressing) -> str:
     if isinstance(interface, Nic):
-        match = [("PermanentMACAddress", interface.mac)]
+        match = [_mac_match(interface)]
     else:
         match = [("Name", interface.name), ("Kind", "bond" if isinstance(interface, Bond) else "vlan")]
     sections: list[Section] = [("Match", match)]

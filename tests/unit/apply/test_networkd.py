@@ -1,0 +1,194 @@
+"""The networkd daemon against a real systemd-networkd, in a throw-away namespace on this host.
+
+networkd runs in its own network, mount and UTS namespaces: a private system bus (networkctl talks
+D-Bus), sysfs mounted read-only (networkd then does not wait for udev, as in a container), and its
+runtime directory bind-mounted from the test's temporary directory, where the daemon copies its
+files as it copies them to /run/systemd/network on the appliance. The daemon's commands (networkctl,
+ip, hostname) reach it through `nsenter`. A veth pair stands in for NICs: veths have no permanent
+MAC address, so the NIC is matched by its current one (`permanent_mac: false`).
+
+This host's kernel has neither the 8021q nor the bonding module (networkd says "Could not create
+stacked netdev: Unknown device type"), so VLANs and bonds are read back in the kernel VM, not here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fulcrum.apply.daemons import standard_daemons
+from fulcrum.apply.daemons.networkd import NetworkdDaemon, NetworkPaths
+from fulcrum.apply.engine import ApplyEngine, EngineConfig
+from fulcrum.apply.engine_settings import engine_config
+from fulcrum.apply.result import ApplyOutcome, ApplyStep
+from fulcrum.config.snapshot import ConfigSnapshot
+from fulcrum.settings import Settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from lab.wait import wait_until  # noqa: E402
+
+NETWORKD = Path("/usr/lib/systemd/systemd-networkd")
+
+# Runs inside the new namespaces: $1 is the runtime directory to bind onto /run/systemd/network.
+_SETUP = """
+set -e
+mount -t sysfs -o ro sysfs /sys
+for dir in /run/systemd /run/udev /run/dbus; do mkdir -p "$dir"; mount -t tmpfs tmpfs "$dir"; done
+mkdir -p /run/systemd/netif /run/systemd/network
+mount --bind "$1" /run/systemd/network
+chown systemd-network:systemd-network /run/systemd/netif
+ip link set lo up
+for n in 0 1; do ip link add "nic$n" type veth peer name "peer$n"; ip link set "peer$n" up; done
+dbus-daemon --system --fork --nopidfile
+exec /usr/lib/systemd/systemd-networkd
+"""
+
+
+@dataclass
+class Networkd:
+    prefix: tuple[str, ...]
+    runtime: Path
+    directory: Path
+    macs: dict[str, str]
+
+    def ip(self, *argv: str) -> list[dict[str, Any]]:
+        done = subprocess.run([*self.prefix, "ip", "-j", *argv], capture_output=True, text=True, check=True)
+        parsed: list[dict[str, Any]] = json.loads(done.stdout or "[]")
+        return parsed
+
+    def addresses(self, name: str) -> set[str]:
+        return {f"{a['local']}/{a['prefixlen']}" for e in self.ip("addr", "show", "dev", name) for a in e["addr_info"]}
+
+    def hostname(self) -> str:
+        return subprocess.run([*self.prefix, "hostname"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+@pytest.fixture
+def networkd(tmp_path: Path) -> Iterator[Networkd]:
+    if not NETWORKD.exists() or shutil.which("dbus-daemon") is None or os.geteuid() != 0:
+        pytest.skip("needs root, systemd-networkd and dbus-daemon")
+    runtime, directory = tmp_path / "run-network", tmp_path / "data-network"
+    runtime.mkdir()
+    log = (tmp_path / "networkd.log").open("w")  # networkd's own words, for a failing test
+    process = subprocess.Popen(
+        ["unshare", "--net", "--mount", "--uts", "--propagation", "private", "sh", "-c", _SETUP, "sh", str(runtime)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        prefix = ("nsenter", "--target", str(process.pid), "--net", "--mount", "--uts")
+        wait_until(
+            lambda: subprocess.run([*prefix, "networkctl", "list"], capture_output=True, check=False).returncode == 0,
+            30,
+            what="networkd answering networkctl in its namespace",
+        )
+        probe = Networkd(prefix, runtime, directory, {})
+        macs = {link["ifname"]: link["address"] for link in probe.ip("link", "show")}
+        yield Networkd(prefix, runtime, directory, macs)
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)  # networkd and the bus it started, in their group
+        process.wait(timeout=30)
+        log.close()
+
+
+def network(macs: dict[str, str], **changes: Any) -> dict[str, Any]:
+    return {
+        "hostname": "lb-test",
+        "management_interface": "nic0",
+        "nics": [
+            {"name": "nic0", "mac": macs["nic0"], "permanent_mac": False, "addresses": ["10.5.0.1/24", "fd05::1/64"]},
+            {"name": "nic1", "mac": macs["nic1"], "permanent_mac": False, "addresses": ["10.6.0.1/24"], "mtu": 1400},
+        ],
+        "routes": [{"destination": "10.50.0.0/16", "gateway": "10.6.0.254", "metric": 20}],
+        "gateway4": "10.5.0.254",
+        **changes,
+    }
+
+
+def snapshot(document: dict[str, Any] | None) -> ConfigSnapshot:
+    return ConfigSnapshot.model_validate({"node": {"vrrp_interface": "nic0"}, "network": document})
+
+
+def engine(tmp_path: Path, daemon: NetworkdDaemon) -> ApplyEngine:
+    config = EngineConfig(
+        state_dir=tmp_path / "state",
+        keepalived_conf=tmp_path / "keepalived.conf",
+        nftables_file=tmp_path / "fulcrum.nft",
+        keepalived_pidfile=tmp_path / "keepalived.pid",
+        keepalived_start=("false",),
+    )
+    return ApplyEngine(config, [daemon])
+
+
+def test_a_network_is_applied_and_read_back_from_the_kernel(tmp_path: Path, networkd: Networkd) -> None:
+    daemon = NetworkdDaemon(NetworkPaths(networkd.directory, networkd.runtime, readback_timeout=20), networkd.prefix)
+    result = engine(tmp_path, daemon).apply(snapshot(network(networkd.macs)), 1)
+    assert result.outcome == ApplyOutcome.APPLIED, result.message
+    assert {"10.5.0.1/24", "fd05::1/64"} <= networkd.addresses("nic0")
+    assert "10.6.0.1/24" in networkd.addresses("nic1")
+    assert networkd.ip("link", "show", "dev", "nic1")[0]["mtu"] == 1400
+    routes = networkd.ip("route", "show")
+    route = next(r for r in routes if r["dst"] == "10.50.0.0/16")
+    assert (route["gateway"], route["dev"], route["metric"]) == ("10.6.0.254", "nic1", 20)
+    assert any(r["dst"] == "default" and r["gateway"] == "10.5.0.254" for r in routes)
+    assert networkd.hostname() == "lb-test"
+    assert (networkd.runtime / "30-fulcrum-nic0.network").exists()
+    verify = next(s for s in result.steps if s.step == ApplyStep.VERIFY)
+    assert "read back 2 interfaces" in verify.detail
+
+    # nic1 and its route go, an address changes: nic1's files leave the runtime directory, the
+    # address moves.
+    changed = network(networkd.macs, routes=[])
+    changed["nics"] = changed["nics"][:1]
+    changed["nics"][0]["addresses"] = ["10.5.0.2/24"]
+    result = engine(tmp_path, daemon).apply(snapshot(changed), 2)
+    assert result.outcome == ApplyOutcome.APPLIED, result.message
+    assert not (networkd.runtime / "30-fulcrum-nic1.network").exists()
+    assert (networkd.directory / "30-fulcrum-nic1.network.prev").exists()
+    wait_until(lambda: networkd.addresses("nic0") & {"10.5.0.1/24", "10.5.0.2/24"}, 20, what="the new address alone",
+               expect={"10.5.0.2/24"})
+
+
+def test_a_network_the_kernel_cannot_match_is_rolled_back(tmp_path: Path, networkd: Networkd) -> None:
+    daemon = NetworkdDaemon(NetworkPaths(networkd.directory, networkd.runtime, readback_timeout=5), networkd.prefix)
+    assert engine(tmp_path, daemon).apply(snapshot(network(networkd.macs)), 1).outcome == ApplyOutcome.APPLIED
+    before = sorted(p.name for p in networkd.runtime.iterdir())
+    # A NIC that is not plugged in: valid, rendered and loaded, but the read-back cannot find it.
+    ghost = network(networkd.macs, hostname="lb-ghost")
+    ghost["nics"].append({"name": "ghost", "mac": "52:54:00:de:ad:01", "addresses": ["10.7.0.1/24"]})
+    ghost["nics"][0]["addresses"] = ["10.5.0.3/24"]
+    result = engine(tmp_path, daemon).apply(snapshot(ghost), 2)
+    assert result.outcome == ApplyOutcome.FAILED and result.rolled_back
+    assert result.failed_step == ApplyStep.VERIFY and "ghost: no such link" in result.message
+    assert sorted(p.name for p in networkd.runtime.iterdir()) == before
+    assert not (networkd.directory / "30-fulcrum-ghost.network").exists()
+    wait_until(lambda: networkd.addresses("nic0") & {"10.5.0.1/24", "10.5.0.3/24"}, 20,
+               what="the previous address back", expect={"10.5.0.1/24"})
+    assert networkd.hostname() == "lb-test"
+
+
+def test_an_unmanaged_network_touches_nothing(tmp_path: Path, networkd: Networkd) -> None:
+    daemon = NetworkdDaemon(NetworkPaths(networkd.directory, networkd.runtime), networkd.prefix)
+    result = engine(tmp_path, daemon).apply(snapshot(None), 1)
+    assert result.outcome == ApplyOutcome.APPLIED, result.message
+    assert list(networkd.runtime.iterdir()) == [] and not networkd.directory.exists()
+
+
+def test_networkd_is_in_the_engine_only_where_it_manages_the_machine(tmp_path: Path) -> None:
+    lab = engine_config(Settings(data_dir=tmp_path))
+    assert "networkd" not in [daemon.name for daemon in standard_daemons(lab)]
+    appliance = engine_config(
+        Settings(data_dir=tmp_path, network_dir=tmp_path / "network", networkd_runtime_dir=tmp_path / "run")
+    )
+    assert [daemon.name for daemon in standard_daemons(appliance)][:2] == ["networkd", "nftables"]
