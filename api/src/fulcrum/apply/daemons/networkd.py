@@ -5,7 +5,8 @@ The files live in the persistent network directory (/data/network on the applian
 read-only); networkd reads its runtime directory (/run/systemd/network), which the load step
 (and fulcrum-firstboot at boot) fills from it. There is no `networkd --check`: validate parses
 every staged file back with the grammar check of fulcrum.apply.network_files; load runs
-`networkctl reload` and `reconfigure` on the interfaces whose files changed; verify reads back
+`networkctl reload`, which reconfigures the links whose files changed, and `networkctl delete`
+for the bonds and VLANs that went (networkd never removes a netdev itself); verify reads back
 links, addresses, routes, bond and VLAN state with `ip -j` (rtnetlink) until they match.
 
 A snapshot without a network (not managed) stages, loads and checks nothing: the host's network
@@ -109,16 +110,13 @@ class NetworkdDaemon:
         if snapshot.network is None:
             return "the network is not managed: nothing loaded"
         links = self._links()
-        changed = [self.paths.directory / name for name in sorted(self._changed)]
-        touched = _matched(changed, links) | _matched([prev_path(p) for p in self._retired], links)
         steps = [self._sync_runtime()]
-        removed = _netdevs(self._retired)
+        removed = [name for name in _netdevs(self._retired) if name in links]
         for name in removed:
-            if name in links:
-                self._tool("networkctl", "delete", name)
+            self._tool("networkctl", "delete", name)
         if removed:
             steps.append("deleted " + ", ".join(removed))
-        steps.append(self._reload(touched))
+        steps.append(self._reload())
         if HOSTNAME in self._changed:
             self._tool("hostname", snapshot.network.hostname)
             steps.append(f"host name {snapshot.network.hostname}")
@@ -135,13 +133,11 @@ class NetworkdDaemon:
         return Checked(f"read back {len(list(network.interfaces()))} interfaces, their addresses and routes")
 
     def undo(self, loaded: bool) -> str:
-        links = self._links() if loaded else {}
         rejected = [p for p in self.files.paths if p.name in self._changed]
-        touched = _matched(rejected, links)
         created = [
-            name
-            for name in _netdevs(rejected)
-            if not prev_path(self.paths.directory / f"{NETDEV_PREFIX}{name}.netdev").exists()
+            n
+            for n in _netdevs(rejected)
+            if not prev_path(self.paths.directory / f"{NETDEV_PREFIX}{n}.netdev").exists()
         ]
         _, done = self.files.restore()
         for path in self._retired:
@@ -154,11 +150,11 @@ class NetworkdDaemon:
             return done
         self._changed |= {p.name for p in self._retired}
         steps = [done, self._sync_runtime()]
+        links = self._links()
         for name in created:
             if name in links:
                 self._tool("networkctl", "delete", name)
-        touched |= _matched(self._owned(), self._links())
-        steps.append(self._reload(touched))
+        steps.append(self._reload())
         hostname = self.paths.directory / HOSTNAME
         if HOSTNAME in self._changed and hostname.exists():
             self._tool("hostname", check_hostname(hostname.read_text()))
@@ -167,12 +163,12 @@ class NetworkdDaemon:
 
     # --- loading ---------------------------------------------------------------------------------
 
-    def _reload(self, touched: set[str]) -> str:
+    def _reload(self) -> str:
+        # networkd (since v246) reconfigures every link whose .network file appeared, changed or
+        # went away on reload, and creates the netdevs of new .netdev files. A `networkctl
+        # reconfigure` on top would drop and re-add the same addresses a second time.
         self._tool("networkctl", "reload")
-        if not touched:
-            return "networkctl reload"
-        self._tool("networkctl", "reconfigure", *sorted(touched))
-        return f"networkctl reload; reconfigure {' '.join(sorted(touched))}"
+        return "networkctl reload (links whose .network changed are reconfigured)"
 
     def _sync_runtime(self) -> str:
         """Make the runtime directory hold exactly the networkd files of the persistent one."""
@@ -319,24 +315,6 @@ def _route_matches(route: dict[str, Any], destination: str, gateway: str, table:
         and route.get("gateway") == gateway
         and (in_table or ("table" not in route and table == 254))
     )
-
-
-def _matched(paths: Sequence[Path], links: dict[str, dict[str, Any]]) -> set[str]:
-    """The kernel links the .network files among `paths` match (by name, or a NIC by its MAC)."""
-    names: set[str] = set()
-    for path in paths:
-        if not path.name.endswith((".network", ".network.prev")) or not path.exists():
-            continue
-        for section, key, value in parse_config(path.name, path.read_text()):
-            if section == "Match" and key == "Name" and value in links:
-                names.add(value)
-            elif section == "Match" and key in ("PermanentMACAddress", "MACAddress"):
-                names |= {
-                    name
-                    for name, link in links.items()
-                    if _permanent_mac(link) == value and not _virtual(link)
-                }
-    return names
 
 
 def _virtual(link: dict[str, Any]) -> bool:
