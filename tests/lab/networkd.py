@@ -4,8 +4,8 @@ networkd runs in its own network, mount and UTS namespaces: a private system bus
 D-Bus), sysfs mounted read-only (networkd then does not wait for udev, as in a container), and its
 runtime directory bind-mounted from the test's temporary directory, where the daemon copies its
 files as it copies them to /run/systemd/network on the appliance. Commands (networkctl, ip,
-hostname) reach it through `nsenter` (`Networkd.prefix`). Two veth pairs stand in for NICs
-(nic0, nic1; their peers are up so they have a carrier).
+hostname) reach it through `nsenter` (`Networkd.prefix`). Veth pairs stand in for NICs
+(nic0, nic1, ...; their peers are up so they have a carrier).
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from lab.wait import wait_until
 
 NETWORKD = Path("/usr/lib/systemd/systemd-networkd")
 
-# Runs inside the new namespaces: $1 is the runtime directory to bind onto /run/systemd/network.
+# Runs inside the new namespaces: $1 is the runtime directory to bind onto /run/systemd/network,
+# $2 the number of veth NICs (nic0, nic1, ...).
 _SETUP = """
 set -e
 mount -t sysfs -o ro sysfs /sys
@@ -34,7 +35,8 @@ mkdir -p /run/systemd/netif /run/systemd/network
 mount --bind "$1" /run/systemd/network
 chown systemd-network:systemd-network /run/systemd/netif
 ip link set lo up
-for n in 0 1; do ip link add "nic$n" type veth peer name "peer$n"; ip link set "peer$n" up; done
+n=0
+while [ "$n" -lt "$2" ]; do ip link add "nic$n" type veth peer name "peer$n"; ip link set "peer$n" up; n=$((n + 1)); done
 dbus-daemon --system --fork --nopidfile
 exec /usr/lib/systemd/systemd-networkd
 """
@@ -64,12 +66,12 @@ def available() -> bool:
 
 
 @contextmanager
-def private_networkd(tmp_path: Path) -> Iterator[Networkd]:
+def private_networkd(tmp_path: Path, nics: int = 2) -> Iterator[Networkd]:
     runtime, directory = tmp_path / "run-network", tmp_path / "data-network"
     runtime.mkdir()
     log = (tmp_path / "networkd.log").open("w")  # networkd's own words, for a failing test
     process = subprocess.Popen(
-        ["unshare", "--net", "--mount", "--uts", "--propagation", "private", "sh", "-c", _SETUP, "sh", str(runtime)],
+        ["unshare", "--net", "--mount", "--uts", "--propagation", "private", "sh", "-c", _SETUP, "sh", str(runtime), str(nics)],
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,

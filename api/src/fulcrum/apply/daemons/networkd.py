@@ -295,8 +295,10 @@ def _kernel_name(interface: object, links: dict[str, dict[str, Any]]) -> str | N
 
 
 def _permanent_mac(link: dict[str, Any]) -> str | None:
-    # ip prints permaddr only where it differs from the current address (a bond member's).
-    mac = link.get("permaddr") or link.get("address")
+    # ip prints permaddr only where it differs from the current address; a bond member whose
+    # device has none (a veth) has its own address kept by the bond as perm_hwaddr.
+    member = link.get("linkinfo", {}).get("info_slave_data", {})
+    mac = link.get("permaddr") or member.get("perm_hwaddr") or link.get("address")
     return mac.lower() if isinstance(mac, str) else None
 
 
