@@ -79,3 +79,18 @@ def test_an_unconfirmed_management_move_puts_the_previous_network_back(
     wait_until(lambda: ipv4(networkd), 20, what="the previous management address", expect={"10.5.0.1/24"})
     assert client.get("/api/v1/network").json()["nics"][0]["addresses"] == ["10.5.0.1/24"]
     assert client.get(f"/api/v1/revisions/{moved['number']}").json()["state"] == "reverted"
+
+
+def test_an_unconfirmed_take_over_gives_the_network_back(
+    client: TestClient, session: Session, applier: LocalApplier, networkd: Networkd
+) -> None:
+    assert client.put("/api/v1/node", json={"name": "lb1", "vrrp_interface": "nic0"}).status_code == 200
+    assert client.post("/api/v1/revisions", json={"message": "before the network is managed"}).status_code == 201
+    assert client.put("/api/v1/network", json=network(networkd, "10.5.0.1/24")).status_code == 200
+    taken = client.post("/api/v1/revisions", json={"message": "take the network over"}).json()
+    assert taken["state"] == "awaiting_confirm"
+    wait_until(lambda: ipv4(networkd), 20, what="the managed address", expect={"10.5.0.1/24"})
+    reverted = revisions.revert_unconfirmed(session, applier, now=utcnow() + timedelta(seconds=121))
+    assert reverted is not None and reverted.state == "applied"
+    assert list(networkd.runtime.iterdir()) == []  # networkd is left with the console's file alone
+    assert client.get("/api/v1/network").status_code == 404

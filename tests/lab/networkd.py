@@ -57,6 +57,9 @@ class Networkd:
     def addresses(self, name: str) -> set[str]:
         return {f"{a['local']}/{a['prefixlen']}" for e in self.ip("addr", "show", "dev", name) for a in e["addr_info"]}
 
+    def networkctl(self, *argv: str) -> str:
+        return subprocess.run([*self.prefix, "networkctl", *argv], capture_output=True, text=True, check=True).stdout
+
     def hostname(self) -> str:
         return subprocess.run([*self.prefix, "hostname"], capture_output=True, text=True, check=True).stdout.strip()
 

@@ -125,3 +125,13 @@ def test_networkd_is_in_the_engine_only_where_it_manages_the_machine(tmp_path: P
         Settings(data_dir=tmp_path, network_dir=tmp_path / "network", networkd_runtime_dir=tmp_path / "run")
     )
     assert [daemon.name for daemon in standard_daemons(appliance)][:2] == ["networkd", "nftables"]
+
+
+def test_giving_the_network_back_removes_fulcrums_files(tmp_path: Path, networkd: Networkd) -> None:
+    daemon = NetworkdDaemon(NetworkPaths(networkd.directory, networkd.runtime, readback_timeout=20), networkd.prefix)
+    assert engine(tmp_path, daemon).apply(snapshot(network(networkd.macs)), 1).outcome == ApplyOutcome.APPLIED
+    result = engine(tmp_path, daemon).apply(snapshot(None), 2)
+    assert result.outcome == ApplyOutcome.APPLIED, result.message
+    assert list(networkd.runtime.iterdir()) == []
+    assert not list(networkd.directory.glob("*.network")) and (networkd.directory / "30-fulcrum-nic0.network.prev").exists()
+    wait_until(lambda: "unmanaged" in networkd.networkctl("list", "nic0"), 20, what="nic0 left to the console's file")

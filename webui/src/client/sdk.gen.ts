@@ -339,7 +339,7 @@ export const importsRunImport = <ThrowOnError extends boolean = true>(options: O
 });
 
 /**
- * Stop managing this node's network (its files stay as they are)
+ * Stop managing this node's network (at commit its files go: the console's network applies)
  */
 export const networkDeleteNetwork = <ThrowOnError extends boolean = true>(options?: Options<NetworkDeleteNetworkData, ThrowOnError>) => (options?.client ?? client).delete<NetworkDeleteNetworkResponses, NetworkDeleteNetworkErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

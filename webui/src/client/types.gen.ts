@@ -1410,6 +1410,10 @@ export type Nic = {
      * Name
      */
     name: string;
+    /**
+     * Permanent Mac
+     */
+    permanent_mac?: boolean;
 };
 
 /**

@@ -35,7 +35,7 @@ def put_network(body: NetworkSettings, session: SessionDep, _: Admin, actor: Act
 @router.delete(
     "",
     status_code=status.HTTP_204_NO_CONTENT,
-    summary="Stop managing this node's network (its files stay as they are)",
+    summary="Stop managing this node's network (at commit its files go: the console's network applies)",
     responses=NOT_FOUND,
 )
 @any_node

@@ -17,10 +17,8 @@ MANAGEMENT_CONFIRM_SECONDS = 120
 def management_moves(before: ConfigSnapshot | None, after: ConfigSnapshot) -> bool:
     """Whether `after` changes where the management interface is reached (or first takes it over)."""
     old, new = before.network if before else None, after.network
-    if new is None:
-        return False  # not managed (any more): the files stay as they are
-    if old is None:
-        return True
+    if old is None or new is None:
+        return old is not new  # taken over, or given back to the console's management network
     return _management(old) != _management(new)
 
 
@@ -41,9 +39,12 @@ def network_changes(before: ConfigSnapshot | None, after: ConfigSnapshot) -> lis
     if old == new:
         return []
     if new is None:
-        return [
-            _item(PlanAction.REMOVE, "network", "no longer managed by Fulcrum: its files stay as they are")
-        ]
+        detail = (
+            "no longer managed by Fulcrum: its interface files are removed and the console's "
+            "management network applies again; the commit must be confirmed within "
+            f"{MANAGEMENT_CONFIRM_SECONDS} s unless confirm_within says otherwise"
+        )
+        return [_item(PlanAction.REMOVE, "network", detail, disruptive=True)]
     items: list[PlanItem] = []
     if old is None:
         items.append(

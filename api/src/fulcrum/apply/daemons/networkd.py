@@ -9,8 +9,9 @@ every staged file back with the grammar check of fulcrum.apply.network_files; lo
 for the bonds and VLANs that went (networkd never removes a netdev itself); verify reads back
 links, addresses, routes, bond and VLAN state with `ip -j` (rtnetlink) until they match.
 
-A snapshot without a network (not managed) stages, loads and checks nothing: the host's network
-is left exactly as it is.
+A snapshot without a network (not managed) stages and checks nothing; Fulcrum's networkd files of
+an earlier network are removed (networkd then applies the console's management network), and
+where there are none, nothing of the host's network changes.
 """
 
 from __future__ import annotations
@@ -61,8 +62,12 @@ class NetworkdDaemon:
     def render(self, snapshot: ConfigSnapshot) -> str:
         self._retired, self._changed = [], set()
         if snapshot.network is None:
+            # Not (or no longer) managed: Fulcrum's networkd files go, so the console's
+            # management network applies again (a commit-confirmed take-over that nobody confirmed
+            # lands here); time, DNS and the host name keep their last files.
             self.files = OwnedFiles()
-            return "this node's network is not managed: nothing staged"
+            self._retired = [path for path in self._owned() if is_networkd_file(path.name)]
+            return f"this node's network is not managed: {len(self._retired)} networkd files of Fulcrum's go"
         contents = {
             self.paths.directory / name: text for name, text in render_network(snapshot.network).items()
         }
@@ -91,7 +96,7 @@ class NetworkdDaemon:
         self.files.discard()
 
     def precondition(self) -> tuple[bool, str]:
-        if not self.files.paths:
+        if not self.files.paths and not self._retired:
             return True, "the network is not managed"
         if shutil.which("networkctl") is None and not self.prefix:
             return False, "networkctl is not installed: systemd-networkd cannot manage this node's network"
@@ -107,7 +112,7 @@ class NetworkdDaemon:
         return done
 
     def load(self, snapshot: ConfigSnapshot) -> str:
-        if snapshot.network is None:
+        if snapshot.network is None and not self._retired:
             return "the network is not managed: nothing loaded"
         links = self._links()
         steps = [self._sync_runtime()]
@@ -117,7 +122,7 @@ class NetworkdDaemon:
         if removed:
             steps.append("deleted " + ", ".join(removed))
         steps.append(self._reload())
-        if HOSTNAME in self._changed:
+        if snapshot.network is not None and HOSTNAME in self._changed:
             self._tool("hostname", snapshot.network.hostname)
             steps.append(f"host name {snapshot.network.hostname}")
         return "; ".join(steps + self._restart_services())
