@@ -348,7 +348,7 @@ export const networkDeleteNetwork = <ThrowOnError extends boolean = true>(option
 });
 
 /**
- * This node's network as Fulcrum manages it
+ * This node's network as Fulcrum manages it (null: not managed)
  */
 export const networkGetNetwork = <ThrowOnError extends boolean = true>(options?: Options<NetworkGetNetworkData, ThrowOnError>) => (options?.client ?? client).get<NetworkGetNetworkResponses, NetworkGetNetworkErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

@@ -4257,19 +4257,17 @@ export type NetworkGetNetworkErrors = {
      * Logged in, but not allowed to do this
      */
     403: Error;
-    /**
-     * No such object
-     */
-    404: Error;
 };
 
 export type NetworkGetNetworkError = NetworkGetNetworkErrors[keyof NetworkGetNetworkErrors];
 
 export type NetworkGetNetworkResponses = {
     /**
+     * Response Network-Get Network
+     *
      * Successful Response
      */
-    200: NetworkConfig;
+    200: NetworkConfig | null;
 };
 
 export type NetworkGetNetworkResponse = NetworkGetNetworkResponses[keyof NetworkGetNetworkResponses];

@@ -19,8 +19,8 @@ router = APIRouter(prefix="/network", tags=["network"])
 _UNREADABLE: dict[int | str, dict[str, Any]] = {503: error("This node's interfaces cannot be read now")}
 
 
-@router.get("", summary="This node's network as Fulcrum manages it", responses=NOT_FOUND)
-def get_network(session: SessionDep, _: Viewer) -> NetworkSettings:
+@router.get("", summary="This node's network as Fulcrum manages it (null: not managed)")
+def get_network(session: SessionDep, _: Viewer) -> NetworkSettings | None:
     return network.get_network(session)
 
 

@@ -19,11 +19,10 @@ from fulcrum.services.validation import validated
 NOT_MANAGED = "this node's network is not managed by Fulcrum yet; PUT /network to take it over"
 
 
-def get_network(session: Session) -> NetworkConfig:
+def get_network(session: Session) -> NetworkConfig | None:
+    """None while Fulcrum does not manage this node's network."""
     data = network_settings(session)
-    if data is None:
-        raise NotFound(NOT_MANAGED)
-    return NetworkConfig.model_validate(data)
+    return NetworkConfig.model_validate(data) if data is not None else None
 
 
 def set_network(session: Session, actor: audit.Actor, request: BaseModel) -> NetworkConfig:
