@@ -32,6 +32,8 @@ ANY_NODE = {
     ("POST", "/api/v1/revisions/{number}/confirm"),
     ("PUT", "/api/v1/node"),
     ("PATCH", "/api/v1/node"),
+    ("PUT", "/api/v1/network"),
+    ("DELETE", "/api/v1/network"),
     ("POST", "/api/v1/ha/pairing-code"),
     ("POST", "/api/v1/ha/pair"),
     ("DELETE", "/api/v1/ha/pair"),

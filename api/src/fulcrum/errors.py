@@ -44,6 +44,12 @@ class Unauthorized(AppError):
     status_code = 401
 
 
+class Unavailable(AppError):
+    """Something this node reads from its own system cannot be read now (not the client's fault)."""
+
+    status_code = 503
+
+
 class LoginFailed(Unauthorized):
     keep_changes = True
 

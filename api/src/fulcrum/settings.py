@@ -32,6 +32,13 @@ class Settings(BaseSettings):
     notify_fifo: Path | None = None
     lvs_notify_fifo: Path | None = None
     readback_timeout: float = Field(default=15.0, gt=0, le=600)
+    # The appliance's own network through systemd-networkd (fulcrum.apply.daemons.networkd): the
+    # persistent directory of its files (/data/network on the appliance) and the runtime directory
+    # networkd reads (/run/systemd/network). Unset: networkd does not manage this machine (the lab,
+    # tests), and the network settings are stored and validated but never applied.
+    network_dir: Path | None = None
+    networkd_runtime_dir: Path | None = None
+    network_restart_services: bool = False  # systemctl try-restart timesyncd and resolved on change
 
     # Sessions and cookies.
     session_hours: float = Field(default=12.0, gt=0, le=24 * 30)

@@ -49,6 +49,7 @@ from functools import partial
 from pathlib import Path
 
 from fulcrum.apply.daemons import Checked, ManagedDaemon, standard_daemons
+from fulcrum.apply.daemons.networkd import NetworkPaths
 from fulcrum.apply.keepalived_control import KeepalivedControl, pid_of
 from fulcrum.apply.nftables_control import nft_version
 from fulcrum.apply.result import (
@@ -92,6 +93,9 @@ class EngineConfig:
     # Wraps every external command (validators, nft, keepalived), e.g. ("ip", "netns", "exec", NS)
     # in tests. IPVS is read over netlink in the engine's own network namespace.
     command_prefix: tuple[str, ...] = ()
+    # The appliance's own network through systemd-networkd; None where networkd does not manage
+    # the machine (the VM lab, the host test rigs): the daemon is then not in the engine at all.
+    network: NetworkPaths | None = None
 
 
 class _StepFailed(Exception):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from fulcrum.apply.daemons.networkd import NetworkPaths
 from fulcrum.apply.engine import EngineConfig
 from fulcrum.apply.keepalived_control import keepalived_argv
 from fulcrum.render import NodeHealth, RuntimePaths
@@ -33,6 +34,14 @@ def engine_config(settings: Settings) -> EngineConfig:
         ),
         runtime=runtime_paths(settings),
         readback_timeout=settings.readback_timeout,
+        network=NetworkPaths(
+            settings.network_dir,
+            settings.networkd_runtime_dir,
+            settings.network_restart_services,
+            settings.readback_timeout,
+        )
+        if settings.network_dir
+        else None,
     )
 
 

@@ -9,8 +9,10 @@ from typing import Any
 from pydantic import ValidationError
 
 # Cross-field rules in fulcrum.config.snapshot start their message with a path: "backends[2].port: ...".
-_PATH = re.compile(r"^(?:Value error, )?((?:[a-z_]+(?:\[\d+\])*)(?:\.[a-z_]+(?:\[\d+\])*)*): (.*)$", re.S)
-_STEP = re.compile(r"([a-z_]+)|\[(\d+)\]")
+_PATH = re.compile(
+    r"^(?:Value error, )?((?:[a-z_][a-z0-9_]*(?:\[\d+\])*)(?:\.[a-z_][a-z0-9_]*(?:\[\d+\])*)*): (.*)$", re.S
+)
+_STEP = re.compile(r"([a-z_][a-z0-9_]*)|\[(\d+)\]")
 
 
 def _split_path(path: str) -> list[str | int]:

@@ -17,6 +17,7 @@ from typing import Annotated, Final, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, model_validator
 
+from fulcrum.config.network import NetworkConfig
 from fulcrum.config.types import (
     CheckType,
     Description,
@@ -342,6 +343,9 @@ class ConfigSnapshot(Strict):
     vip_groups: list[VipGroup] = Field(default_factory=list)
     node: Node = Field(default_factory=Node)
     firewall: Firewall = Field(default_factory=Firewall)
+    # The appliance's own network (node-local); None: Fulcrum does not manage it (the lab, tests,
+    # an appliance before its network was first saved), and nothing of the host's network changes.
+    network: NetworkConfig | None = None
 
     def balanced_services(self) -> list[Service]:
         """The services keepalived puts in IPVS, by name: enabled ones with an enabled backend.
@@ -395,9 +399,43 @@ class ConfigSnapshot(Strict):
                 )
         return self
 
+    @model_validator(mode="after")
+    def _node_on_network(self) -> Self:
+        """The node's interfaces exist in the network Fulcrum manages, and carry addresses."""
+        network = self.network
+        if network is None:
+            return self
+        node = self.node
+        named = [
+            ("node.vrrp_interface", node.vrrp_interface),
+            *(("node.vip_interfaces", name) for name in node.vip_interfaces.values()),
+            *((f"node.track_interfaces[{i}]", name) for i, name in enumerate(node.track_interfaces)),
+        ]
+        if node.sync_interface is not None:
+            named.append(("node.sync_interface", node.sync_interface))
+        for where, name in named:
+            interface = network.interface(name)
+            if interface is None:
+                raise ValueError(f"{where}: {name} is not an interface of this node's network")
+            bond = network.bond_of(name)
+            if bond is not None:
+                raise ValueError(f"{where}: {name} is a member of bond {bond.name}; use the bond")
+        sync = node.sync_interface and network.interface(node.sync_interface)
+        if sync and not sync.addressed:
+            raise ValueError(
+                f"node.sync_interface: {node.sync_interface} has no address; connection sync "
+                "sends its multicast from an address on it"
+            )
+        return self
+
     def canonical_json(self) -> str:
-        """The exact text stored in a revision: sorted keys, no whitespace, stable order."""
-        return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        """The exact text stored in a revision: sorted keys, no whitespace, stable order. A snapshot
+        without a managed network has no "network" key, as before the network was modelled, so the
+        digests of older revisions still hold."""
+        data = self.model_dump(mode="json")
+        if data["network"] is None:
+            del data["network"]
+        return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
     def digest(self) -> str:
         return hashlib.sha256(self.canonical_json().encode()).hexdigest()

@@ -5,6 +5,7 @@ from fulcrum.models.audit import AuditEntry
 from fulcrum.models.event import Event
 from fulcrum.models.ha import FirewallSettings, NodeSettings, VipGroup
 from fulcrum.models.login import AccountLoginFailures, AddressLoginFailures
+from fulcrum.models.network import NetworkSettings
 from fulcrum.models.revision import GOOD_STATES, Revision, RevisionState
 from fulcrum.models.service import Backend, Service
 from fulcrum.models.user import AuthToken, Role, TokenKind, User
@@ -21,6 +22,7 @@ __all__ = [
     "Backend",
     "Event",
     "FirewallSettings",
+    "NetworkSettings",
     "NodeSettings",
     "Revision",
     "RevisionState",

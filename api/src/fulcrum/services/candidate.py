@@ -17,8 +17,9 @@ from sqlalchemy import select, true
 from sqlalchemy.orm import Session
 
 from fulcrum.config import snapshot as spec
+from fulcrum.config.network import NetworkConfig
 from fulcrum.errors import ConfigInvalid
-from fulcrum.models import Backend, FirewallSettings, NodeSettings, Service, VipGroup
+from fulcrum.models import Backend, FirewallSettings, NetworkSettings, NodeSettings, Service, VipGroup
 from fulcrum.services.validation import validated
 
 # Columns of their own; the rest of each object lives in its `settings` JSON document.
@@ -71,6 +72,25 @@ def firewall_settings(session: Session) -> dict[str, Any]:
     return row.settings if row else spec.Firewall().model_dump(mode="json")
 
 
+def network_settings(session: Session) -> dict[str, Any] | None:
+    """This node's network as Fulcrum manages it; None while it does not (no row)."""
+    row = session.get(NetworkSettings, 1)
+    return row.settings if row else None
+
+
+def store_network(session: Session, network: NetworkConfig | None) -> None:
+    """Save (or, with None, stop managing) this node's network."""
+    row = session.get(NetworkSettings, 1)
+    if network is None:
+        if row is not None:
+            session.delete(row)
+    elif row is None:
+        session.add(NetworkSettings(id=1, settings=network.model_dump(mode="json")))
+    else:
+        row.settings = network.model_dump(mode="json")
+    session.flush()
+
+
 def node_row(session: Session) -> NodeSettings:
     """The node settings row, created for a write."""
     row = session.get(NodeSettings, 1)
@@ -113,6 +133,7 @@ def candidate_snapshot(session: Session, focus: tuple[str, str] | None = None) -
         "vip_groups": [vip_group_spec(g).model_dump(mode="json") for g in groups],
         "node": node_settings(session),
         "firewall": firewall_settings(session),
+        "network": network_settings(session),
     }
     strip: tuple[str | int, ...] = ()
     if focus is not None:
@@ -202,6 +223,7 @@ def load_snapshot(session: Session, snapshot: spec.ConfigSnapshot) -> None:
             session.add(group_row)
     node_row(session).settings = snapshot.node.model_dump(mode="json")
     firewall_row(session).settings = snapshot.firewall.model_dump(mode="json")
+    store_network(session, snapshot.network)
     session.flush()
 
 

@@ -10,6 +10,7 @@ import ipaddress
 
 from fulcrum.config.snapshot import Backend, ConfigSnapshot, Service
 from fulcrum.schemas.revisions import Plan, PlanAction, PlanItem
+from fulcrum.services.network_plan import network_changes
 
 # Fields whose change makes IPVS delete and re-create the virtual service.
 _IDENTITY = ("address", "ports", "protocol", "fwmark")
@@ -40,6 +41,7 @@ def plan(before: ConfigSnapshot | None, after: ConfigSnapshot) -> Plan:
     items += _node_changes(before, after)
     if before.firewall != after.firewall:
         items.append(_firewall_change(before, after))
+    items += network_changes(before, after)
     return Plan(items=items, disruptive=any(i.disruptive for i in items), warnings=warnings(after))
 
 

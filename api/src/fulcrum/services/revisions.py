@@ -28,6 +28,7 @@ from fulcrum.services import audit, storage
 from fulcrum.services import lineage as ha_lineage
 from fulcrum.services.candidate import candidate_snapshot, load_snapshot
 from fulcrum.services.events import EventRecorder
+from fulcrum.services.network_plan import MANAGEMENT_CONFIRM_SECONDS, management_moves
 from fulcrum.services.paging import page
 from fulcrum.services.plan import plan
 
@@ -147,6 +148,9 @@ def commit(
             f"revision {waiting.number} awaits confirmation until {waiting.confirm_deadline:%H:%M:%S} UTC; "
             "confirm it, or let it roll back, before committing again"
         )
+    if confirm_within is None and supersedes is None and management_moves(snapshot_of(previous), snapshot):
+        # The classic lock-out: unless the admin confirms from the new address, it comes back.
+        confirm_within = MANAGEMENT_CONFIRM_SECONDS
     superseded = supersedes.number if supersedes else None
     number = (session.scalar(select(func.max(Revision.number))) or 0) + 1
     stamp = ha_lineage.stamp(session, snapshot, lineage)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from fulcrum.apply.daemons.ipvs_sync import IpvsSyncDaemons
 from fulcrum.apply.daemons.keepalived import KeepalivedDaemon, ReadbackTiming
+from fulcrum.apply.daemons.networkd import NetworkdDaemon
 from fulcrum.apply.daemons.nftables import NftablesDaemon
 from fulcrum.apply.daemons.protocol import Checked, ManagedDaemon
 from fulcrum.apply.keepalived_control import KeepalivedControl
@@ -21,14 +22,17 @@ __all__ = ["Checked", "ManagedDaemon", "standard_daemons"]
 
 
 def standard_daemons(config: EngineConfig) -> list[ManagedDaemon]:
-    """The appliance's daemons in apply order: the firewall before keepalived brings services up,
-    and the sync daemons after keepalived, which starts them."""
+    """The appliance's daemons in apply order: the network first (VIPs and the sync daemon need
+    its interfaces), the firewall before keepalived brings services up, and the sync daemons after
+    keepalived, which starts them. The network only where networkd manages the machine."""
     prefix = config.command_prefix
     control = KeepalivedControl(
         pidfile=config.keepalived_pidfile, start_argv=config.keepalived_start, prefix=prefix
     )
     readback = ReadbackTiming(config.readback_timeout, config.readback_settle, config.readback_interval)
+    network: list[ManagedDaemon] = [NetworkdDaemon(config.network, prefix)] if config.network else []
     return [
+        *network,
         NftablesDaemon(config.nftables_file, prefix),
         KeepalivedDaemon(config.keepalived_conf, control, config.runtime, readback, prefix),
         IpvsSyncDaemons(prefix),

@@ -1,0 +1,27 @@
+"""The appliance's own network: the desired configuration and the kernel's interfaces."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from fulcrum.config.network import NetworkConfig
+
+NetworkSettings = NetworkConfig
+
+
+class KernelInterface(BaseModel):
+    """One interface as the kernel has it now."""
+
+    name: str
+    kind: str  # physical, bond, vlan, bridge, veth, loopback, ...
+    mac: str
+    driver: str | None
+    operstate: str
+    carrier: bool
+    speed_mbps: int | None
+    mtu: int
+    addresses: list[str]
+    counters: dict[str, int]
+    bond_members: list[str]
+    bond_master: str | None
+    configured: bool  # the managed network names it (by name or, for a NIC, by MAC)

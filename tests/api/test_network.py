@@ -1,0 +1,268 @@
+"""This node's own network through the API: validation naming the field, node-local storage (never in
+the shared part the peer receives), the change plan, the commit-confirmed management move, and the
+kernel's interfaces read from sysfs and netlink."""
+
+from __future__ import annotations
+
+import copy
+import re
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
+
+from fulcrum.config.snapshot import ConfigSnapshot
+from fulcrum.models._types import utcnow
+from fulcrum.services import lineage, revisions
+from fulcrum.services.candidate import candidate_snapshot
+
+# A two-arm NAT node: management on its own NIC, the data NICs bonded with a VLAN per segment.
+NETWORK: dict[str, Any] = {
+    "hostname": "lb1",
+    "management_interface": "mgmt",
+    "nics": [
+        {"name": "mgmt", "mac": "52:54:00:12:34:01", "addresses": ["192.0.2.5/24", "2001:db8::5/64"]},
+        {"name": "data0", "mac": "52:54:00:12:34:02"},
+        {"name": "data1", "mac": "52:54:00:12:34:03"},
+        {"name": "sync", "mac": "52:54:00:12:34:04", "addresses": ["10.99.0.1/30"], "mtu": 9000},
+    ],
+    "bonds": [{"name": "bond0", "members": ["data0", "data1"], "mode": "802.3ad"}],
+    "vlans": [
+        {"name": "front", "parent": "bond0", "vlan_id": 100, "addresses": ["203.0.113.2/24"]},
+        {"name": "back", "parent": "bond0", "vlan_id": 200, "addresses": ["10.20.0.2/24"]},
+    ],
+    "routes": [{"destination": "10.30.0.0/16", "gateway": "10.20.0.254", "table": 100}],
+    "gateway4": "203.0.113.1",
+    "dns_servers": ["192.0.2.53"],
+    "search_domains": ["example.net"],
+    "ntp_servers": ["ntp.example.net", "192.0.2.123"],
+}
+
+
+@pytest.fixture(autouse=True)
+def node_on_the_management_nic(client: TestClient) -> None:
+    """The node's VRRP interface must be one of the network's (the default, eth0, is not)."""
+    assert client.put("/api/v1/node", json={"name": "lb1", "vrrp_interface": "mgmt"}).status_code == 200
+
+
+def with_changes(**changes: Any) -> dict[str, Any]:
+    return {**copy.deepcopy(NETWORK), **changes}
+
+
+def put(client: TestClient, network: dict[str, Any]) -> Any:
+    return client.put("/api/v1/network", json=network)
+
+
+_PATH = re.compile(r"^Value error, ([a-z_][a-z0-9_]*(?:\[\d+\])*(?:\.[a-z_][a-z0-9_]*(?:\[\d+\])*)*): (.*)$", re.S)
+
+
+def errors(response: Any) -> list[tuple[list[Any], str]]:
+    """(location, message) of each error. A model rule checked while FastAPI reads the body is
+    reported at the model, with the field's path leading its message (as the dashboard reads it:
+    webui/src/api/errors.ts); that path is moved into the location here."""
+    assert response.status_code == 422, response.text
+    found = []
+    for error in response.json()["detail"]:
+        loc, msg = list(error["loc"]), error["msg"]
+        match = _PATH.match(msg)
+        if match:
+            loc += [int(i) if i.isdigit() else i for i in re.findall(r"[a-z_][a-z0-9_]*|\d+", match.group(1))]
+            msg = match.group(2)
+        found.append((loc, msg.removeprefix("Value error, ")))
+    return found
+
+
+def test_a_network_is_saved_read_back_and_audited(client: TestClient) -> None:
+    assert client.get("/api/v1/network").json() is None
+    saved = put(client, NETWORK)
+    assert saved.status_code == 200, saved.text
+    body = client.get("/api/v1/network").json()
+    assert body == saved.json()
+    assert body["bonds"][0]["xmit_hash_policy"] == "layer3+4" and body["bonds"][0]["miimon"] == 100
+    audit = client.get("/api/v1/audit").json()["data"][0]
+    assert audit["action"] == "network.update" and audit["detail"]["before"] is None
+    assert client.delete("/api/v1/network").status_code == 204
+    assert client.get("/api/v1/network").json() is None
+
+
+def test_round_robin_is_refused_with_the_reason_unless_overridden(client: TestClient) -> None:
+    bond = {"name": "bond0", "members": ["data0", "data1"], "mode": "balance-rr"}
+    [(loc, msg)] = errors(put(client, with_changes(bonds=[bond])))
+    assert loc == ["body", "bonds", 0, "mode"]
+    assert "out of order" in msg and "TCP collapses" in msg and "allow_round_robin" in msg
+    assert put(client, with_changes(bonds=[{**bond, "allow_round_robin": True}])).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("changes", "loc", "says"),
+    [
+        ({"vlans": [{"name": "v", "parent": "bond0", "vlan_id": 4095}]}, ["body", "vlans", 0, "vlan_id"], "4094"),
+        ({"vlans": [{"name": "v", "parent": "bond0", "vlan_id": 0}]}, ["body", "vlans", 0, "vlan_id"], "1"),
+        (
+            {"vlans": [{"name": "v", "parent": "data0", "vlan_id": 5}]},
+            ["body", "vlans", 0, "parent"],
+            "member of bond bond0",
+        ),
+        (
+            {"vlans": [{"name": "v", "parent": "eth7", "vlan_id": 5}]},
+            ["body", "vlans", 0, "parent"],
+            "eth7 is not a NIC or bond",
+        ),
+        (
+            {"bonds": [{"name": "bond0", "members": ["data0", "mgmt"]}]},
+            ["body", "bonds", 0, "members", 1],
+            "mgmt has addresses of its own",
+        ),
+        (
+            {
+                "bonds": [
+                    {"name": "bond0", "members": ["data0", "data1"]},
+                    {"name": "bond1", "members": ["data1"]},
+                ],
+                "vlans": [],
+                "routes": [],
+                "gateway4": None,
+            },
+            ["body", "bonds", 1, "members", 0],
+            "already a member of bond bond0",
+        ),
+        (
+            {"routes": [{"destination": "10.30.0.0/16", "gateway": "10.40.0.1"}]},
+            ["body", "routes", 0, "gateway"],
+            "10.40.0.1 is on no connected network",
+        ),
+        ({"gateway4": "198.51.100.1"}, ["body", "gateway4"], "on no connected network"),
+        ({"gateway6": "2001:db8:1::1"}, ["body", "gateway6"], "on no connected network"),
+        ({"management_interface": "bond0"}, ["body", "management_interface"], "must be enabled and have an address"),
+        ({"management_interface": "eth9"}, ["body", "management_interface"], "not an interface listed here"),
+    ],
+)
+def test_bad_networks_get_a_422_naming_the_field(client: TestClient, changes: dict[str, Any], loc: list[Any], says: str) -> None:
+    [(where, msg)] = errors(put(client, with_changes(**changes)))
+    assert where == loc and says in msg
+    assert client.get("/api/v1/network").json() is None  # nothing saved
+
+
+def test_an_address_in_two_places_names_the_second(client: TestClient) -> None:
+    vlans = copy.deepcopy(NETWORK["vlans"])
+    vlans[1]["addresses"] = ["192.0.2.5/25"]  # the management address again, another prefix
+    [(loc, msg)] = errors(put(client, with_changes(vlans=vlans)))
+    assert loc == ["body", "vlans", 1, "addresses", 0] and msg == "192.0.2.5 is already an address of mgmt"
+
+
+# Every free-text field, each given strings that would end a line, open a section or add a key.
+HOSTILE = ["a\nb", "x]\n[Network]", "a=b", "a b", "a;b", "a#b", "", "a\rb", "a\tb"]
+TEXT_FIELDS = [
+    lambda v: {"hostname": v},
+    lambda v: {"management_interface": v},
+    lambda v: {"nics": [{**NETWORK["nics"][0], "name": v}]},
+    lambda v: {"nics": [{**NETWORK["nics"][0], "mac": v}]},
+    lambda v: {"bonds": [{"name": v, "members": ["data0"]}]},
+    lambda v: {"bonds": [{"name": "bond0", "members": [v]}]},
+    lambda v: {"bonds": [{"name": "bond0", "members": ["data0"], "xmit_hash_policy": v}]},
+    lambda v: {"vlans": [{"name": v, "parent": "bond0", "vlan_id": 3}]},
+    lambda v: {"vlans": [{"name": "v3", "parent": v, "vlan_id": 3}]},
+    lambda v: {"routes": [{"destination": v, "gateway": "10.20.0.254"}]},
+    lambda v: {"routes": [{"destination": "10.30.0.0/16", "gateway": v}]},
+    lambda v: {"dns_servers": [v]},
+    lambda v: {"search_domains": [v]},
+    lambda v: {"ntp_servers": [v]},
+    lambda v: {"nics": [{**NETWORK["nics"][0], "addresses": [v]}]},
+]
+
+
+@pytest.mark.parametrize("field", range(len(TEXT_FIELDS)))
+def test_hostile_strings_are_refused_in_every_free_text_field(client: TestClient, field: int) -> None:
+    for value in HOSTILE:
+        response = put(client, with_changes(**TEXT_FIELDS[field](value)))
+        assert response.status_code == 422, (field, value, response.text)
+    assert client.get("/api/v1/network").json() is None
+
+
+def test_node_interfaces_must_exist_in_the_network_and_sync_needs_an_address(client: TestClient) -> None:
+    assert client.put("/api/v1/node", json={"name": "lb1", "vrrp_interface": "front"}).status_code == 200
+    # The node names an interface the network lacks: the network is refused, naming the node field.
+    [(loc, msg)] = errors(put(client, with_changes(vlans=[NETWORK["vlans"][1]], gateway4=None)))
+    assert loc == ["body", "node", "vrrp_interface"] and "front is not an interface" in msg
+    assert put(client, NETWORK).status_code == 200
+    gone = client.patch("/api/v1/node", json={"vip_interfaces": {"gateway": "eth3"}})
+    assert errors(gone) == [(["body", "node", "vip_interfaces"], "eth3 is not an interface of this node's network")]
+    member = client.patch("/api/v1/node", json={"track_interfaces": ["data1"]})
+    assert errors(member) == [(["body", "node", "track_interfaces", 0], "data1 is a member of bond bond0; use the bond")]
+    bare = [*NETWORK["nics"][:3], {"name": "sync", "mac": "52:54:00:12:34:04"}]
+    assert put(client, with_changes(nics=bare)).status_code == 200
+    [(loc, msg)] = errors(client.patch("/api/v1/node", json={"sync_interface": "sync"}))
+    assert loc == ["body", "node", "sync_interface"] and "sync has no address" in msg
+
+
+def test_the_network_is_node_local(client: TestClient, session: Session) -> None:
+    client.post("/api/v1/revisions", json={})  # an empty first revision
+    before = lineage.shared_hash(candidate_snapshot(session))
+    assert put(client, NETWORK).status_code == 200
+    snapshot = candidate_snapshot(session)
+    assert snapshot.network is not None and lineage.shared_hash(snapshot) == before
+    assert "network" not in lineage.shared_part(snapshot)
+
+
+def test_a_snapshot_without_a_network_keeps_its_digest() -> None:
+    """Revisions stored before the network was modelled have no "network" key: same text, same digest."""
+    assert ConfigSnapshot().canonical_json() == '{"firewall":{"management_allow":[],"management_ports":[22,80,443]},"format":1,"node":{"multicast":false,"name":"fulcrum","peer_address":null,"priority":100,"sync_interface":null,"track_interfaces":[],"unicast_source":null,"vip_interfaces":{},"vrrp_interface":"eth0"},"services":[],"vip_groups":[]}'
+
+
+def _plan(client: TestClient) -> list[dict[str, Any]]:
+    return [i for i in client.get("/api/v1/changes").json()["plan"]["items"] if i["kind"] == "network"]
+
+
+def test_the_plan_says_what_the_network_change_does(client: TestClient) -> None:
+    put(client, NETWORK)
+    items = {i["target"]: i for i in _plan(client)}
+    assert items["network"]["action"] == "add" and items["network"]["disruptive"]
+    assert "management address moves: unmanaged → mgmt 192.0.2.5, 2001:db8::5" in items["management"]["detail"]
+    assert items["interface bond0"]["action"] == "add"
+    client.post("/api/v1/revisions", json={"confirm_within": 60})
+    client.post("/api/v1/revisions/1/confirm")
+    vlans = copy.deepcopy(NETWORK["vlans"])
+    vlans[0]["addresses"] = ["203.0.113.3/24"]
+    put(client, with_changes(vlans=vlans, routes=[], dns_servers=["192.0.2.54"]))
+    items = {i["target"]: i for i in _plan(client)}
+    assert "management" not in items
+    front = items["interface front"]
+    assert front["disruptive"] and "Addresses that disappear: 203.0.113.2/24" in front["detail"]
+    assert items["route 10.30.0.0/16 via 10.20.0.254 (table 100)"]["action"] == "remove"
+    assert items["DNS servers"]["detail"] == "192.0.2.53 → 192.0.2.54"
+
+
+def test_moving_the_management_address_is_commit_confirmed_by_default(client: TestClient, session: Session, applier) -> None:  # type: ignore[no-untyped-def]
+    put(client, NETWORK)
+    first = client.post("/api/v1/revisions", json={}).json()
+    assert first["state"] == "awaiting_confirm"  # taking the network over moves management too
+    deadline = first["confirm_deadline"]
+    assert client.post(f"/api/v1/revisions/{first['number']}/confirm").status_code == 200
+    # A change elsewhere commits as usual.
+    put(client, with_changes(dns_servers=["192.0.2.54"]))
+    plain = client.post("/api/v1/revisions", json={}).json()
+    assert plain["state"] == "validated" and plain["confirm_deadline"] is None
+    nics = copy.deepcopy(NETWORK["nics"])
+    nics[0]["addresses"] = ["192.0.2.6/24"]
+    put(client, with_changes(nics=nics, dns_servers=["192.0.2.54"]))
+    moved = client.post("/api/v1/revisions", json={}).json()
+    assert moved["state"] == "awaiting_confirm" and deadline is not None
+    assert 110 <= (revisions.get_revision(session, moved["number"]).confirm_deadline - utcnow()).total_seconds() <= 120
+    assert revisions.revert_unconfirmed(session, applier, now=utcnow() + timedelta(seconds=60)) is None
+    reverted = revisions.revert_unconfirmed(session, applier, now=utcnow() + timedelta(seconds=121))
+    assert reverted is not None and reverted.rollback_of == plain["number"]
+    assert reverted.state == "validated"  # the automatic rollback itself asks for no confirmation
+    assert client.get("/api/v1/network").json()["nics"][0]["addresses"] == ["192.0.2.5/24", "2001:db8::5/64"]
+
+
+def test_the_kernels_interfaces_are_listed(client: TestClient) -> None:
+    listed = client.get("/api/v1/network/interfaces")
+    assert listed.status_code == 200, listed.text
+    loopback = next(i for i in listed.json() if i["name"] == "lo")
+    assert loopback["kind"] == "loopback" and "127.0.0.1" in loopback["addresses"]
+    assert loopback["mtu"] > 0 and "rx_bytes" in loopback["counters"] and loopback["configured"] is False
+    assert client.get("/api/v1/network/interfaces/lo").json() == {**loopback, "counters": client.get("/api/v1/network/interfaces/lo").json()["counters"]}
+    assert client.get("/api/v1/network/interfaces/nosuch0").status_code == 404
+    assert client.get("/api/v1/network/interfaces/a%0Ab").status_code == 422
