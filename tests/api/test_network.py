@@ -250,8 +250,8 @@ def test_moving_the_management_address_is_commit_confirmed_by_default(client: Te
     moved = client.post("/api/v1/revisions", json={}).json()
     assert moved["state"] == "awaiting_confirm" and deadline is not None
     assert 110 <= (revisions.get_revision(session, moved["number"]).confirm_deadline - utcnow()).total_seconds() <= 120
-    assert revisions.revert_unconfirmed(session, applier, now=utcnow() + timedelta(seconds=60)) is None
-    reverted = revisions.revert_unconfirmed(session, applier, now=utcnow() + timedelta(seconds=121))
+    assert revisions.revert_unconfirmed(session, applier, client.app.state.telemetry, now=utcnow() + timedelta(seconds=60)) is None
+    reverted = revisions.revert_unconfirmed(session, applier, client.app.state.telemetry, now=utcnow() + timedelta(seconds=121))
     assert reverted is not None and reverted.rollback_of == plain["number"]
     assert reverted.state == "validated"  # the automatic rollback itself asks for no confirmation
     assert client.get("/api/v1/network").json()["nics"][0]["addresses"] == ["192.0.2.5/24", "2001:db8::5/64"]

@@ -74,7 +74,7 @@ def test_an_unconfirmed_management_move_puts_the_previous_network_back(
     assert moved["state"] == "awaiting_confirm" and moved["confirm_deadline"] is not None
     wait_until(lambda: ipv4(networkd), 20, what="the new management address", expect={"10.5.0.2/24"})
 
-    reverted = revisions.revert_unconfirmed(session, applier, now=utcnow() + timedelta(seconds=121))
+    reverted = revisions.revert_unconfirmed(session, applier, client.app.state.telemetry, now=utcnow() + timedelta(seconds=121))
     assert reverted is not None and reverted.state == "applied" and reverted.rollback_of == 1
     wait_until(lambda: ipv4(networkd), 20, what="the previous management address", expect={"10.5.0.1/24"})
     assert client.get("/api/v1/network").json()["nics"][0]["addresses"] == ["10.5.0.1/24"]
@@ -90,7 +90,7 @@ def test_an_unconfirmed_take_over_gives_the_network_back(
     taken = client.post("/api/v1/revisions", json={"message": "take the network over"}).json()
     assert taken["state"] == "awaiting_confirm"
     wait_until(lambda: ipv4(networkd), 20, what="the managed address", expect={"10.5.0.1/24"})
-    reverted = revisions.revert_unconfirmed(session, applier, now=utcnow() + timedelta(seconds=121))
+    reverted = revisions.revert_unconfirmed(session, applier, client.app.state.telemetry, now=utcnow() + timedelta(seconds=121))
     assert reverted is not None and reverted.state == "applied"
     assert list(networkd.runtime.iterdir()) == []  # networkd is left with the console's file alone
     assert client.get("/api/v1/network").json() is None

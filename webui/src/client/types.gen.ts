@@ -356,6 +356,55 @@ export type BackupRequest = {
 };
 
 /**
+ * Bond
+ */
+export type Bond = {
+    /**
+     * Addresses
+     */
+    addresses?: Array<string>;
+    /**
+     * Allow Round Robin
+     */
+    allow_round_robin?: boolean;
+    /**
+     * Dhcp4
+     */
+    dhcp4?: boolean;
+    /**
+     * Enabled
+     */
+    enabled?: boolean;
+    /**
+     * Ipv6 Autoconf
+     */
+    ipv6_autoconf?: boolean;
+    /**
+     * Members
+     */
+    members: Array<string>;
+    /**
+     * Miimon
+     */
+    miimon?: number;
+    mode?: BondMode;
+    /**
+     * Mtu
+     */
+    mtu?: number | null;
+    /**
+     * Name
+     */
+    name: string;
+    xmit_hash_policy?: XmitHashPolicy;
+};
+
+/**
+ * BondMode
+ */
+export type BondMode = 'active-backup' | '802.3ad' | 'balance-xor' | 'balance-rr';
+
+/**
  * CertificateUpload
  */
 export type CertificateUpload = {
@@ -1294,6 +1343,68 @@ export type ImportedObject = {
 };
 
 /**
+ * KernelInterface
+ *
+ * One interface as the kernel has it now.
+ */
+export type KernelInterface = {
+    /**
+     * Addresses
+     */
+    addresses: Array<string>;
+    /**
+     * Bond Master
+     */
+    bond_master: string | null;
+    /**
+     * Bond Members
+     */
+    bond_members: Array<string>;
+    /**
+     * Carrier
+     */
+    carrier: boolean;
+    /**
+     * Configured
+     */
+    configured: boolean;
+    /**
+     * Counters
+     */
+    counters: {
+        [key: string]: number;
+    };
+    /**
+     * Driver
+     */
+    driver: string | null;
+    /**
+     * Kind
+     */
+    kind: string;
+    /**
+     * Mac
+     */
+    mac: string;
+    /**
+     * Mtu
+     */
+    mtu: number;
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Operstate
+     */
+    operstate: string;
+    /**
+     * Speed Mbps
+     */
+    speed_mbps: number | null;
+};
+
+/**
  * KeyType
  */
 export type KeyType = 'ec-p256' | 'ec-p384' | 'rsa-2048' | 'rsa-3072';
@@ -1427,6 +1538,96 @@ export type Me = {
      * Username
      */
     username: string;
+};
+
+/**
+ * NetworkConfig
+ */
+export type NetworkConfig = {
+    /**
+     * Bonds
+     */
+    bonds?: Array<Bond>;
+    /**
+     * Dns Servers
+     */
+    dns_servers?: Array<string>;
+    /**
+     * Gateway4
+     */
+    gateway4?: string | null;
+    /**
+     * Gateway6
+     */
+    gateway6?: string | null;
+    /**
+     * Hostname
+     */
+    hostname?: string;
+    /**
+     * Management Interface
+     */
+    management_interface?: string;
+    /**
+     * Nics
+     */
+    nics?: Array<Nic>;
+    /**
+     * Ntp Servers
+     */
+    ntp_servers?: Array<string>;
+    /**
+     * Routes
+     */
+    routes?: Array<Route>;
+    /**
+     * Search Domains
+     */
+    search_domains?: Array<string>;
+    /**
+     * Vlans
+     */
+    vlans?: Array<Vlan>;
+};
+
+/**
+ * Nic
+ *
+ * A physical NIC, named by its permanent MAC address so that a re-ordered NIC keeps its role.
+ */
+export type Nic = {
+    /**
+     * Addresses
+     */
+    addresses?: Array<string>;
+    /**
+     * Dhcp4
+     */
+    dhcp4?: boolean;
+    /**
+     * Enabled
+     */
+    enabled?: boolean;
+    /**
+     * Ipv6 Autoconf
+     */
+    ipv6_autoconf?: boolean;
+    /**
+     * Mac
+     */
+    mac: string;
+    /**
+     * Mtu
+     */
+    mtu?: number | null;
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Permanent Mac
+     */
+    permanent_mac?: boolean;
 };
 
 /**
@@ -1953,6 +2154,28 @@ export type RollbackRequest = {
      * Message
      */
     message?: string;
+};
+
+/**
+ * Route
+ */
+export type Route = {
+    /**
+     * Destination
+     */
+    destination: string;
+    /**
+     * Gateway
+     */
+    gateway: string;
+    /**
+     * Metric
+     */
+    metric?: number | null;
+    /**
+     * Table
+     */
+    table?: number | null;
 };
 
 /**
@@ -3015,6 +3238,46 @@ export type VipGroupsList = {
 };
 
 /**
+ * Vlan
+ *
+ * An 802.1Q sub-interface of a NIC or a bond.
+ */
+export type Vlan = {
+    /**
+     * Addresses
+     */
+    addresses?: Array<string>;
+    /**
+     * Dhcp4
+     */
+    dhcp4?: boolean;
+    /**
+     * Enabled
+     */
+    enabled?: boolean;
+    /**
+     * Ipv6 Autoconf
+     */
+    ipv6_autoconf?: boolean;
+    /**
+     * Mtu
+     */
+    mtu?: number | null;
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Parent
+     */
+    parent: string;
+    /**
+     * Vlan Id
+     */
+    vlan_id: number;
+};
+
+/**
  * WebhookConfig
  */
 export type WebhookConfig = {
@@ -3027,6 +3290,11 @@ export type WebhookConfig = {
      */
     url: string;
 };
+
+/**
+ * XmitHashPolicy
+ */
+export type XmitHashPolicy = 'layer2' | 'layer2+3' | 'layer3+4' | 'encap2+3' | 'encap3+4';
 
 export type AlertsListChannelsData = {
     body?: never;
@@ -4472,6 +4740,192 @@ export type ImportsRunImportResponses = {
 };
 
 export type ImportsRunImportResponse = ImportsRunImportResponses[keyof ImportsRunImportResponses];
+
+export type NetworkDeleteNetworkData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/network';
+};
+
+export type NetworkDeleteNetworkErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+};
+
+export type NetworkDeleteNetworkError = NetworkDeleteNetworkErrors[keyof NetworkDeleteNetworkErrors];
+
+export type NetworkDeleteNetworkResponses = {
+    /**
+     * Successful Response
+     */
+    204: void;
+};
+
+export type NetworkDeleteNetworkResponse = NetworkDeleteNetworkResponses[keyof NetworkDeleteNetworkResponses];
+
+export type NetworkGetNetworkData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/network';
+};
+
+export type NetworkGetNetworkErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type NetworkGetNetworkError = NetworkGetNetworkErrors[keyof NetworkGetNetworkErrors];
+
+export type NetworkGetNetworkResponses = {
+    /**
+     * Response Network-Get Network
+     *
+     * Successful Response
+     */
+    200: NetworkConfig | null;
+};
+
+export type NetworkGetNetworkResponse = NetworkGetNetworkResponses[keyof NetworkGetNetworkResponses];
+
+export type NetworkPutNetworkData = {
+    body: NetworkConfig;
+    path?: never;
+    query?: never;
+    url: '/api/v1/network';
+};
+
+export type NetworkPutNetworkErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type NetworkPutNetworkError = NetworkPutNetworkErrors[keyof NetworkPutNetworkErrors];
+
+export type NetworkPutNetworkResponses = {
+    /**
+     * Successful Response
+     */
+    200: NetworkConfig;
+};
+
+export type NetworkPutNetworkResponse = NetworkPutNetworkResponses[keyof NetworkPutNetworkResponses];
+
+export type NetworkListInterfacesData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/network/interfaces';
+};
+
+export type NetworkListInterfacesErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * This node's interfaces cannot be read now
+     */
+    503: Error;
+};
+
+export type NetworkListInterfacesError = NetworkListInterfacesErrors[keyof NetworkListInterfacesErrors];
+
+export type NetworkListInterfacesResponses = {
+    /**
+     * Response Network-List Interfaces
+     *
+     * Successful Response
+     */
+    200: Array<KernelInterface>;
+};
+
+export type NetworkListInterfacesResponse = NetworkListInterfacesResponses[keyof NetworkListInterfacesResponses];
+
+export type NetworkGetInterfaceData = {
+    body?: never;
+    path: {
+        /**
+         * Name
+         */
+        name: string;
+    };
+    query?: never;
+    url: '/api/v1/network/interfaces/{name}';
+};
+
+export type NetworkGetInterfaceErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+    /**
+     * This node's interfaces cannot be read now
+     */
+    503: Error;
+};
+
+export type NetworkGetInterfaceError = NetworkGetInterfaceErrors[keyof NetworkGetInterfaceErrors];
+
+export type NetworkGetInterfaceResponses = {
+    /**
+     * Successful Response
+     */
+    200: KernelInterface;
+};
+
+export type NetworkGetInterfaceResponse = NetworkGetInterfaceResponses[keyof NetworkGetInterfaceResponses];
 
 export type NodeGetNodeData = {
     body?: never;

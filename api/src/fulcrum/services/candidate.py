@@ -171,7 +171,8 @@ def _invalid(field: str, message: str) -> ConfigInvalid:
 
 
 def check_groups_and_node(session: Session, focus_group: str | None = None) -> None:
-    """The candidate's VIP groups, node and firewall settings validated together, without services.
+    """The candidate's VIP groups, node, firewall and network settings validated together, without
+    services (the node's interfaces must exist in the network Fulcrum manages).
 
     With `focus_group`, errors about that group are located at "body" (see candidate_snapshot)."""
     session.flush()
@@ -180,6 +181,7 @@ def check_groups_and_node(session: Session, focus_group: str | None = None) -> N
         "vip_groups": [vip_group_spec(g).model_dump(mode="json") for g in groups],
         "node": node_settings(session),
         "firewall": firewall_settings(session),
+        "network": network_settings(session),
     }
     strip: tuple[str | int, ...] = ()
     if focus_group is not None:
