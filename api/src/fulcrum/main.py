@@ -30,9 +30,11 @@ from fulcrum.routers import (
     auth,
     backends,
     console,
+    diagnostics,
     firewall,
     ha,
     imports,
+    logs,
     node,
     peer,
     revisions,
@@ -146,6 +148,8 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         ha,
         tls,
         alerts,
+        logs,
+        diagnostics,
     )
     for module in resources:
         app.include_router(module.router, prefix=API_PREFIX, dependencies=[Depends(one_writer)])

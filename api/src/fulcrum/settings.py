@@ -79,6 +79,12 @@ class Settings(BaseSettings):
     # The console menu's password protection (services/console_access.py): present means on.
     console_password_file: Path | None = None  # default: data_dir / "console-password"
 
+    # The journal System → Logs reads (services/journal.py): None is the system journal; a
+    # directory of journal files otherwise (tests write one with systemd-journal-remote).
+    journal_directory: Path | None = None
+    # The IPVS connection table Diagnostics reads (the kernel's; tests give a file of their own).
+    ipvs_conn_file: Path = Path("/proc/net/ip_vs_conn")
+
     @model_validator(mode="after")
     def _defaults(self) -> Settings:
         state = self.state_dir or self.data_dir / "state"
