@@ -11,7 +11,9 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
 from fulcrum.apply.capture import kernel_interfaces
-from fulcrum.deps import ApplierDep, Operator, SettingsDep
+from fulcrum.db import SessionDep
+from fulcrum.deps import Admin, ApplierDep, HaRuntimeDep, Operator, SettingsDep
+from fulcrum.ha.view import ha_status
 from fulcrum.routers.one_writer import any_node
 from fulcrum.routers.params import Offset
 from fulcrum.schemas.diagnostics import (
@@ -27,7 +29,7 @@ from fulcrum.schemas.diagnostics import (
     ToolRun,
     TracerouteRequest,
 )
-from fulcrum.services import diagnostics
+from fulcrum.services import diagnostics, support_bundle
 
 router = APIRouter(prefix="/diagnostics", tags=["diagnostics"])
 
@@ -97,4 +99,29 @@ async def capture(body: CaptureRequest, applier: ApplierDep, _: Operator) -> Res
         pcap,
         media_type=PCAP,
         headers={"Content-Disposition": f'attachment; filename="fulcrum-{body.interface}-{stamp}.pcap"'},
+    )
+
+
+@router.get(
+    "/support-bundle",
+    summary="Versions, configuration (secrets removed), logs, IPVS, HA status and applies as one tar.gz",
+    response_class=Response,
+    responses={200: {"content": {"application/gzip": {"schema": {"type": "string", "format": "binary"}}}}},
+)
+def download_support_bundle(
+    session: SessionDep, settings: SettingsDep, applier: ApplierDep, runtime: HaRuntimeDep, _: Admin
+) -> Response:
+    assert settings.keepalived_conf is not None and settings.nftables_conf is not None
+    bundle = support_bundle.build(
+        session,
+        applier,
+        ha_status(session, runtime).model_dump(mode="json"),
+        (settings.keepalived_conf, settings.nftables_conf),
+        settings.journal_directory,
+    )
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return Response(
+        bundle,
+        media_type="application/gzip",
+        headers={"Content-Disposition": f'attachment; filename="fulcrum-support-{stamp}.tar.gz"'},
     )
