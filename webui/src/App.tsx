@@ -28,6 +28,8 @@ const FirewallPage = lazy(() => import('./pages/FirewallPage'));
 const AlertsPage = lazy(() => import('./pages/AlertsPage'));
 const ChangePasswordPage = lazy(() => import('./pages/ChangePasswordPage'));
 const ImportPage = lazy(() => import('./pages/ImportPage'));
+const LogsPage = lazy(() => import('./pages/LogsPage'));
+const DiagnosticsPage = lazy(() => import('./pages/DiagnosticsPage'));
 
 const queryClient = new QueryClient({
   // A standby's refusal of an edit becomes one banner naming the active node (StandbyBanner).
@@ -70,6 +72,8 @@ export function App() {
                   <Route path="/firewall" element={<FirewallPage />} />
                   <Route path="/alerts" element={<AlertsPage />} />
                   <Route path="/import" element={<ImportPage />} />
+                  <Route path="/system/logs" element={<LogsPage />} />
+                  <Route path="/system/diagnostics" element={<DiagnosticsPage />} />
                   <Route path="/account/password" element={<ChangePasswordPage />} />
                   <Route path="*" element={<Navigate to="/" replace />} />
                 </Routes>

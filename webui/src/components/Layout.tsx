@@ -6,6 +6,7 @@ import {
   IconBook,
   IconGauge,
   IconFileImport,
+  IconFileText,
   IconHistory,
   IconKey,
   IconListDetails,
@@ -14,6 +15,7 @@ import {
   IconMoon,
   IconServer2,
   IconShieldLock,
+  IconStethoscope,
   IconSun,
   IconTopologyStar3,
   IconUsers,
@@ -44,9 +46,16 @@ export function Layout({ children }: { children: ReactNode }) {
   const [opened, { toggle, close }] = useDisclosure();
   const location = useLocation();
   const isAdmin = useCan('manageUsers');
+  const canOperate = useCan('commit');
+  const system = canOperate
+    ? [
+        { to: '/system/logs', label: 'Logs', icon: IconFileText },
+        { to: '/system/diagnostics', label: 'Diagnostics', icon: IconStethoscope },
+      ]
+    : [];
   const items = isAdmin
-    ? [...NAV, { to: '/users', label: 'Users', icon: IconUsers }, { to: '/alerts', label: 'Alerts', icon: IconBell }]
-    : NAV;
+    ? [...NAV, ...system, { to: '/users', label: 'Users', icon: IconUsers }, { to: '/alerts', label: 'Alerts', icon: IconBell }]
+    : [...NAV, ...system];
   return (
     <StreamProvider>
       <AppShell
