@@ -181,6 +181,7 @@ def capture(applier: Applier, request: CaptureRequest) -> bytes:
         raise _field_error(
             "interface",
             f"no interface {request.interface!r} on this node; it has {', '.join(kernel_interfaces())}",
+            "body",
         )
     spec = CaptureSpec(
         interface=request.interface, count=request.count, seconds=request.seconds, filter=request.filter
@@ -188,12 +189,12 @@ def capture(applier: Applier, request: CaptureRequest) -> bytes:
     try:
         result = applier.capture(spec)
     except CaptureFilterRejected as error:
-        raise _field_error("filter", str(error)) from error
+        raise _field_error("filter", str(error), "body") from error
     except CaptureFailed as error:
         raise DiagnosticFailed(str(error)) from error
     except ApplierError as error:
         if error.field == "filter":
-            raise _field_error("filter", str(error)) from error
+            raise _field_error("filter", str(error), "body") from error
         raise DiagnosticFailed(str(error)) from error
     return base64.b64decode(result.pcap_base64)
 
@@ -266,9 +267,8 @@ def _address(field: str, text: str) -> str:
         raise _field_error(field, "expected an IP address, optionally with :PORT") from error
 
 
-def _field_error(field: str, message: str) -> ConfigInvalid:
-    location = ["body", field] if field in ("interface", "filter") else ["query", field]
-    return ConfigInvalid([{"loc": location, "msg": message, "type": "value_error"}])
+def _field_error(field: str, message: str, where: str = "query") -> ConfigInvalid:
+    return ConfigInvalid([{"loc": [where, field], "msg": message, "type": "value_error"}])
 
 
 def neighbour_table() -> NeighbourTable:
