@@ -3,6 +3,7 @@ sockets and HTTP servers, and every kind of hostile argument refused with a 422 
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import socket
 import struct
@@ -116,16 +117,31 @@ def test_http_get_with_timings_and_redirects_on_the_same_host_only(
     assert refused["status"] is None and refused["error"].startswith("ConnectError")
 
 
-def test_capture_on_loopback_downloads_a_pcap(client: TestClient) -> None:
-    pinger = threading.Timer(1.0, subprocess.run, [["ping", "-n", "-c", "3", "-i", "0.2", "127.0.0.1"]])
+@contextlib.contextmanager
+def pinging_loopback() -> Iterator[None]:
+    """ICMP on lo until the block ends: a capture started at any moment inside it sees some."""
+    done = threading.Event()
+
+    def ping() -> None:
+        while not done.is_set():
+            subprocess.run(["ping", "-n", "-c", "1", "127.0.0.1"], capture_output=True, check=False)
+            done.wait(0.2)
+
+    pinger = threading.Thread(target=ping)
     pinger.start()
     try:
+        yield
+    finally:
+        done.set()
+        pinger.join()
+
+
+def test_capture_on_loopback_downloads_a_pcap(client: TestClient) -> None:
+    with pinging_loopback():
         response = client.post(
             "/api/v1/diagnostics/capture",
             json={"interface": "lo", "count": 2, "seconds": 20, "filter": "icmp"},
         )
-    finally:
-        pinger.join()
     assert response.status_code == 200, response.text
     assert response.headers["content-type"] == "application/vnd.tcpdump.pcap"
     assert response.headers["content-disposition"].startswith('attachment; filename="fulcrum-lo-')

@@ -143,11 +143,19 @@ def test_an_unknown_op_is_refused(server: ApplyServer) -> None:
 
 
 def test_a_capture_over_the_socket_returns_a_pcap(server: ApplyServer) -> None:
-    pinger = threading.Timer(0.5, subprocess.run, [["ping", "-n", "-c", "3", "-i", "0.2", "127.0.0.1"]])
+    done = threading.Event()
+
+    def ping() -> None:  # until the capture has its packets, whenever tcpdump started listening
+        while not done.is_set():
+            subprocess.run(["ping", "-n", "-c", "1", "127.0.0.1"], capture_output=True, check=False)
+            done.wait(0.2)
+
+    pinger = threading.Thread(target=ping)
     pinger.start()
     try:
         result = SocketApplier(server.path).capture(CaptureSpec(interface="lo", count=2, seconds=20, filter="icmp"))
     finally:
+        done.set()
         pinger.join()
     pcap = base64.b64decode(result.pcap_base64)
     assert pcap[:4] == bytes.fromhex("d4c3b2a1") and result.packets == 2 and result.stopped_by == "count"
