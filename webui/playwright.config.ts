@@ -1,5 +1,5 @@
 import { defineConfig } from '@playwright/test';
-import { A_NOTIFY_FIFO, A_PORT as port } from './e2e/ports';
+import { A_JOURNAL_DIR, A_NOTIFY_FIFO, A_PORT as port } from './e2e/ports';
 
 // Debian's Chromium (apt-get install chromium): browser downloads are not possible here.
 const chromium = process.env.CHROMIUM ?? '/usr/bin/chromium';
@@ -24,7 +24,7 @@ export default defineConfig({
     actionTimeout: 7_000,
   },
   webServer: {
-    command: `FULCRUM_E2E_PORT=${port} FULCRUM_NOTIFY_FIFO=${A_NOTIFY_FIFO} ./e2e/start-api.sh`,
+    command: `FULCRUM_E2E_PORT=${port} FULCRUM_NOTIFY_FIFO=${A_NOTIFY_FIFO} FULCRUM_JOURNAL_DIRECTORY=${A_JOURNAL_DIR} ./e2e/start-api.sh`,
     url: `http://127.0.0.1:${port}/api/v1/health`,
     reuseExistingServer: false,
     timeout: 60_000,

@@ -58,6 +58,11 @@ ANY_NODE = {
     ("POST", "/api/v1/alerts/rules"),
     ("PUT", "/api/v1/alerts/rules/{rule_id}"),
     ("DELETE", "/api/v1/alerts/rules/{rule_id}"),
+    ("POST", "/api/v1/diagnostics/ping"),
+    ("POST", "/api/v1/diagnostics/traceroute"),
+    ("POST", "/api/v1/diagnostics/tcp-connect"),
+    ("POST", "/api/v1/diagnostics/http-get"),
+    ("POST", "/api/v1/diagnostics/capture"),
 }
 # A commit: allowed on a standby only when it changes node-local settings alone.
 NODE_LOCAL_COMMIT = {("POST", "/api/v1/revisions")}

@@ -26,7 +26,16 @@ SEED = 1313
 # - POST /ha/pair connects to the peer_url in the body: the fuzzer would make the appliance
 #   open connections to any address it generates (this machine may reach only itself).
 # - POST /alerts/channels/{id}/test sends to the channel's server, for the same reason.
-EXCLUDED = ["telemetry-stream", "ha-pair", "alerts-test_channel"]  # operation ids
+# - GET /logs/stream is the journal's live tail, an event stream like /stream.
+# - The diagnostics tools (ping, traceroute, TCP connect, HTTP GET) reach the address in the body,
+#   for the same reason as /ha/pair, and run for seconds each (a traceroute up to a minute); a
+#   capture runs tcpdump for up to a minute. tests/api/test_diagnostics.py sends them every kind
+#   of hostile argument instead.
+EXCLUDED = [
+    "telemetry-stream", "ha-pair", "alerts-test_channel", "logs-tail_logs",
+    "diagnostics-ping", "diagnostics-traceroute", "diagnostics-tcp_connect", "diagnostics-http_get",
+    "diagnostics-capture",
+]  # operation ids
 
 
 def free_port() -> int:

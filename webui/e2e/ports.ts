@@ -6,3 +6,5 @@
 export const A_PORT = Number(process.env.FULCRUM_E2E_PORT ?? 8124);
 export const B_PORT = Number(process.env.FULCRUM_E2E_PEER_PORT ?? 8125);
 export const A_NOTIFY_FIFO = `/tmp/fulcrum-e2e-${A_PORT}.notify`;
+/** The journal directory the first API reads for System → Logs: the Logs spec writes it. */
+export const A_JOURNAL_DIR = `/tmp/fulcrum-e2e-${A_PORT}-journal`;

@@ -11,7 +11,7 @@ test('the overview shows how full the data disk is, as the API measures it', asy
   await login(page, ADMIN);
   const answer = await page.request.get('/api/v1/system/storage');
   expect(answer.ok()).toBe(true);
-  const { disk } = await answer.json();
+  const { disk } = (await answer.json()) as { disk: { path: string } };
   const card = page.getByTestId('disk-card');
   await expect(card.getByText(/^\d+(\.\d)?% used$/)).toBeVisible();
   await expect(card.getByRole('progressbar', { name: 'Data disk used' })).toBeVisible();

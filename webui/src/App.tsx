@@ -30,6 +30,8 @@ const ChangePasswordPage = lazy(() => import('./pages/ChangePasswordPage'));
 const ImportPage = lazy(() => import('./pages/ImportPage'));
 const BackupPage = lazy(() => import('./pages/BackupPage'));
 const CertificatePage = lazy(() => import('./pages/CertificatePage'));
+const LogsPage = lazy(() => import('./pages/LogsPage'));
+const DiagnosticsPage = lazy(() => import('./pages/DiagnosticsPage'));
 
 const queryClient = new QueryClient({
   // A standby's refusal of an edit becomes one banner naming the active node (StandbyBanner).
@@ -74,6 +76,8 @@ export function App() {
                   <Route path="/import" element={<ImportPage />} />
                   <Route path="/system/backup" element={<BackupPage />} />
                   <Route path="/system/certificate" element={<CertificatePage />} />
+                  <Route path="/system/logs" element={<LogsPage />} />
+                  <Route path="/system/diagnostics" element={<DiagnosticsPage />} />
                   <Route path="/account/password" element={<ChangePasswordPage />} />
                   <Route path="*" element={<Navigate to="/" replace />} />
                 </Routes>

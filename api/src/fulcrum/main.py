@@ -31,10 +31,12 @@ from fulcrum.routers import (
     backends,
     backup,
     console,
+    diagnostics,
     firewall,
     firmware,
     ha,
     imports,
+    logs,
     network,
     node,
     peer,
@@ -159,6 +161,8 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         storage,
         firmware,
         backup,
+        logs,
+        diagnostics,
     )
     for module in resources:
         app.include_router(module.router, prefix=API_PREFIX, dependencies=[Depends(one_writer)])

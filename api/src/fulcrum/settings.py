@@ -114,6 +114,11 @@ class Settings(BaseSettings):
     firmware_max_bundle_bytes: int = Field(default=1536 << 20, gt=0, le=4 << 30)
     # How long `rauc info` (a signature check) and `rauc status` may take.
     rauc_timeout: float = Field(default=60.0, gt=0, le=600)
+    # The journal System → Logs reads (services/journal.py): None is the system journal; a
+    # directory of journal files otherwise (tests write one with systemd-journal-remote).
+    journal_directory: Path | None = None
+    # The IPVS connection table Diagnostics reads (the kernel's; tests give a file of their own).
+    ipvs_conn_file: Path = Path("/proc/net/ip_vs_conn")
 
     @model_validator(mode="after")
     def _defaults(self) -> Settings:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from fulcrum.apply.capture import CaptureSpec
 from fulcrum.apply.client import ApplierError, LocalApplier, SocketApplier
 from fulcrum.apply.daemon import MAX_REQUEST_BYTES, ApplyServer
 from fulcrum.apply.engine import ApplyEngine
@@ -136,8 +138,50 @@ def test_a_request_that_is_not_an_object_is_refused(server: ApplyServer) -> None
 
 def test_an_unknown_op_is_refused(server: ApplyServer) -> None:
     assert _refusal(server, _request("exec", command="reboot")) == (
-        "unknown op 'exec': expected one of apply, validate, status, stats, vrrp_view"
+        "unknown op 'exec': expected one of apply, validate, status, stats, vrrp_view, capture"
     )
+
+
+def test_a_capture_over_the_socket_returns_a_pcap(server: ApplyServer) -> None:
+    done = threading.Event()
+
+    def ping() -> None:  # until the capture has its packets, whenever tcpdump started listening
+        while not done.is_set():
+            subprocess.run(["ping", "-n", "-c", "1", "127.0.0.1"], capture_output=True, check=False)
+            done.wait(0.2)
+
+    pinger = threading.Thread(target=ping)
+    pinger.start()
+    try:
+        result = SocketApplier(server.path).capture(CaptureSpec(interface="lo", count=2, seconds=20, filter="icmp"))
+    finally:
+        done.set()
+        pinger.join()
+    pcap = base64.b64decode(result.pcap_base64)
+    assert pcap[:4] == bytes.fromhex("d4c3b2a1") and result.packets == 2 and result.stopped_by == "count"
+
+
+def test_a_filter_tcpdump_rejects_is_refused_naming_the_filter(server: ApplyServer) -> None:
+    with pytest.raises(ApplierError, match="banana") as refused:
+        SocketApplier(server.path).capture(CaptureSpec(interface="lo", seconds=5, filter="port banana"))
+    assert refused.value.field == "filter"
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"interface": "-i"}, "interface: Value error, not an interface name"),
+        ({"interface": "nosuch0"}, "interface: Value error, no interface 'nosuch0'"),
+        ({"interface": "lo", "filter": "icmp; reboot"}, "filter: Value error, use a BPF filter"),
+        ({"interface": "lo", "filter": "-w /etc/passwd"}, "filter: Value error, a capture filter must not start"),
+        ({"interface": "lo", "count": 5000}, "count: Input should be less than or equal to 1000"),
+        ({"interface": "lo", "seconds": "10"}, "seconds: Input should be a valid integer"),
+        ({"interface": "lo", "argv": ["tcpdump", "-w", "/etc/passwd"]}, "argv: Extra inputs are not permitted"),
+    ],
+)
+def test_the_helper_validates_a_capture_itself(server: ApplyServer, fields: dict[str, Any], problem: str) -> None:
+    """The API validated these already; the helper (root) does not trust it to have."""
+    assert _refusal(server, _request("capture", **fields)).startswith(f"invalid capture request: {problem}")
 
 
 def test_a_request_without_a_newline_is_refused(server: ApplyServer) -> None:

@@ -2,7 +2,7 @@
 
 import type { Client, Options as Options2, TDataShape } from './client';
 import { client } from './client.gen';
-import type { AlertsCreateChannelData, AlertsCreateChannelErrors, AlertsCreateChannelResponses, AlertsCreateRuleData, AlertsCreateRuleErrors, AlertsCreateRuleResponses, AlertsDeleteChannelData, AlertsDeleteChannelErrors, AlertsDeleteChannelResponses, AlertsDeleteRuleData, AlertsDeleteRuleErrors, AlertsDeleteRuleResponses, AlertsGetChannelData, AlertsGetChannelErrors, AlertsGetChannelResponses, AlertsListChannelsData, AlertsListChannelsErrors, AlertsListChannelsResponses, AlertsListRulesData, AlertsListRulesErrors, AlertsListRulesResponses, AlertsReplaceChannelData, AlertsReplaceChannelErrors, AlertsReplaceChannelResponses, AlertsReplaceRuleData, AlertsReplaceRuleErrors, AlertsReplaceRuleResponses, AlertsTestChannelData, AlertsTestChannelErrors, AlertsTestChannelResponses, AuditListAuditData, AuditListAuditErrors, AuditListAuditResponses, AuthChangePasswordData, AuthChangePasswordErrors, AuthChangePasswordResponses, AuthLoginData, AuthLoginErrors, AuthLoginResponses, AuthLogoutData, AuthLogoutErrors, AuthLogoutResponses, AuthMeData, AuthMeErrors, AuthMeResponses, AuthSetupData, AuthSetupErrors, AuthSetupResponses, AuthSetupStatusData, AuthSetupStatusResponses, BackendsAddBackendData, BackendsAddBackendErrors, BackendsAddBackendResponses, BackendsDeleteBackendData, BackendsDeleteBackendErrors, BackendsDeleteBackendResponses, BackendsDeleteHealthCheckData, BackendsDeleteHealthCheckErrors, BackendsDeleteHealthCheckResponses, BackendsGetBackendData, BackendsGetBackendErrors, BackendsGetBackendResponses, BackendsListBackendsData, BackendsListBackendsErrors, BackendsListBackendsResponses, BackendsPutHealthCheckData, BackendsPutHealthCheckErrors, BackendsPutHealthCheckResponses, BackendsUpdateBackendData, BackendsUpdateBackendErrors, BackendsUpdateBackendResponses, BackupExportBackupData, BackupExportBackupErrors, BackupExportBackupResponses, BackupRestoreBackupData, BackupRestoreBackupErrors, BackupRestoreBackupResponses, BackupRestoreFirstRunData, BackupRestoreFirstRunErrors, BackupRestoreFirstRunResponses, FirewallGetFirewallData, FirewallGetFirewallErrors, FirewallGetFirewallResponses, FirewallPutFirewallData, FirewallPutFirewallErrors, FirewallPutFirewallResponses, FirmwareDeleteBundleData, FirmwareDeleteBundleErrors, FirmwareDeleteBundleResponses, FirmwareGetFirmwareData, FirmwareGetFirmwareErrors, FirmwareGetFirmwareResponses, FirmwareUploadBundleData, FirmwareUploadBundleErrors, FirmwareUploadBundleResponses, HaFailoverDrillData, HaFailoverDrillErrors, HaFailoverDrillResponses, HaHaDiffData, HaHaDiffErrors, HaHaDiffResponses, HaHaStatusData, HaHaStatusErrors, HaHaStatusResponses, HaMaintenanceData, HaMaintenanceErrors, HaMaintenanceResponses, HaMakeActiveData, HaMakeActiveErrors, HaMakeActiveResponses, HaPairData, HaPairErrors, HaPairingCodeData, HaPairingCodeErrors, HaPairingCodeResponses, HaPairResponses, HaResolveData, HaResolveErrors, HaResolveResponses, HaSyncNowData, HaSyncNowErrors, HaSyncNowResponses, HaUnpairData, HaUnpairErrors, HaUnpairResponses, ImportsRunImportData, ImportsRunImportErrors, ImportsRunImportResponses, NetworkDeleteNetworkData, NetworkDeleteNetworkErrors, NetworkDeleteNetworkResponses, NetworkGetInterfaceData, NetworkGetInterfaceErrors, NetworkGetInterfaceResponses, NetworkGetNetworkData, NetworkGetNetworkErrors, NetworkGetNetworkResponses, NetworkListInterfacesData, NetworkListInterfacesErrors, NetworkListInterfacesResponses, NetworkPutNetworkData, NetworkPutNetworkErrors, NetworkPutNetworkResponses, NodeGetConsoleAccessData, NodeGetConsoleAccessErrors, NodeGetConsoleAccessResponses, NodeGetNodeData, NodeGetNodeErrors, NodeGetNodeResponses, NodePatchNodeData, NodePatchNodeErrors, NodePatchNodeResponses, NodePutConsoleAccessData, NodePutConsoleAccessErrors, NodePutConsoleAccessResponses, NodePutNodeData, NodePutNodeErrors, NodePutNodeResponses, RevisionsCommitData, RevisionsCommitErrors, RevisionsCommitResponses, RevisionsConfirmData, RevisionsConfirmErrors, RevisionsConfirmResponses, RevisionsDiffData, RevisionsDiffErrors, RevisionsDiffResponses, RevisionsGetRevisionData, RevisionsGetRevisionErrors, RevisionsGetRevisionResponses, RevisionsListRevisionsData, RevisionsListRevisionsErrors, RevisionsListRevisionsResponses, RevisionsPendingData, RevisionsPendingErrors, RevisionsPendingResponses, RevisionsRollbackData, RevisionsRollbackErrors, RevisionsRollbackResponses, ServicesCreateServiceData, ServicesCreateServiceErrors, ServicesCreateServiceResponses, ServicesDeleteServiceData, ServicesDeleteServiceErrors, ServicesDeleteServiceResponses, ServicesGetHealthCheckData, ServicesGetHealthCheckErrors, ServicesGetHealthCheckResponses, ServicesGetServiceData, ServicesGetServiceErrors, ServicesGetServiceResponses, ServicesListServicesData, ServicesListServicesErrors, ServicesListServicesResponses, ServicesPutHealthCheckData, ServicesPutHealthCheckErrors, ServicesPutHealthCheckResponses, ServicesUpdateServiceData, ServicesUpdateServiceErrors, ServicesUpdateServiceResponses, StatusGetStatusData, StatusGetStatusErrors, StatusGetStatusResponses, StatusHealthData, StatusHealthResponses, StorageGetStorageData, StorageGetStorageErrors, StorageGetStorageResponses, TelemetryCurrentData, TelemetryCurrentErrors, TelemetryCurrentResponses, TelemetryHistoryData, TelemetryHistoryErrors, TelemetryHistoryResponses, TelemetryListEventsData, TelemetryListEventsErrors, TelemetryListEventsResponses, TelemetryPrometheusData, TelemetryPrometheusErrors, TelemetryPrometheusResponses, TelemetryStreamData, TelemetryStreamErrors, TelemetryStreamResponses, TlsCreateCsrData, TlsCreateCsrErrors, TlsCreateCsrResponses, TlsGetCertificateData, TlsGetCertificateErrors, TlsGetCertificateResponses, TlsGetCsrData, TlsGetCsrErrors, TlsGetCsrResponses, TlsPutCertificateData, TlsPutCertificateErrors, TlsPutCertificateResponses, TokensCreateTokenData, TokensCreateTokenErrors, TokensCreateTokenResponses, TokensDeleteTokenData, TokensDeleteTokenErrors, TokensDeleteTokenResponses, TokensListTokensData, TokensListTokensErrors, TokensListTokensResponses, UsersCreateUserData, UsersCreateUserErrors, UsersCreateUserResponses, UsersDeleteUserData, UsersDeleteUserErrors, UsersDeleteUserResponses, UsersListUsersData, UsersListUsersErrors, UsersListUsersResponses, UsersUnlockUserData, UsersUnlockUserErrors, UsersUnlockUserResponses, UsersUpdateUserData, UsersUpdateUserErrors, UsersUpdateUserResponses, VipGroupsCreateGroupData, VipGroupsCreateGroupErrors, VipGroupsCreateGroupResponses, VipGroupsDeleteGroupData, VipGroupsDeleteGroupErrors, VipGroupsDeleteGroupResponses, VipGroupsListGroupsData, VipGroupsListGroupsErrors, VipGroupsListGroupsResponses, VipGroupsUpdateGroupData, VipGroupsUpdateGroupErrors, VipGroupsUpdateGroupResponses } from './types.gen';
+import type { AlertsCreateChannelData, AlertsCreateChannelErrors, AlertsCreateChannelResponses, AlertsCreateRuleData, AlertsCreateRuleErrors, AlertsCreateRuleResponses, AlertsDeleteChannelData, AlertsDeleteChannelErrors, AlertsDeleteChannelResponses, AlertsDeleteRuleData, AlertsDeleteRuleErrors, AlertsDeleteRuleResponses, AlertsGetChannelData, AlertsGetChannelErrors, AlertsGetChannelResponses, AlertsListChannelsData, AlertsListChannelsErrors, AlertsListChannelsResponses, AlertsListRulesData, AlertsListRulesErrors, AlertsListRulesResponses, AlertsReplaceChannelData, AlertsReplaceChannelErrors, AlertsReplaceChannelResponses, AlertsReplaceRuleData, AlertsReplaceRuleErrors, AlertsReplaceRuleResponses, AlertsTestChannelData, AlertsTestChannelErrors, AlertsTestChannelResponses, AuditListAuditData, AuditListAuditErrors, AuditListAuditResponses, AuthChangePasswordData, AuthChangePasswordErrors, AuthChangePasswordResponses, AuthLoginData, AuthLoginErrors, AuthLoginResponses, AuthLogoutData, AuthLogoutErrors, AuthLogoutResponses, AuthMeData, AuthMeErrors, AuthMeResponses, AuthSetupData, AuthSetupErrors, AuthSetupResponses, AuthSetupStatusData, AuthSetupStatusResponses, BackendsAddBackendData, BackendsAddBackendErrors, BackendsAddBackendResponses, BackendsDeleteBackendData, BackendsDeleteBackendErrors, BackendsDeleteBackendResponses, BackendsDeleteHealthCheckData, BackendsDeleteHealthCheckErrors, BackendsDeleteHealthCheckResponses, BackendsGetBackendData, BackendsGetBackendErrors, BackendsGetBackendResponses, BackendsListBackendsData, BackendsListBackendsErrors, BackendsListBackendsResponses, BackendsPutHealthCheckData, BackendsPutHealthCheckErrors, BackendsPutHealthCheckResponses, BackendsUpdateBackendData, BackendsUpdateBackendErrors, BackendsUpdateBackendResponses, BackupExportBackupData, BackupExportBackupErrors, BackupExportBackupResponses, BackupRestoreBackupData, BackupRestoreBackupErrors, BackupRestoreBackupResponses, BackupRestoreFirstRunData, BackupRestoreFirstRunErrors, BackupRestoreFirstRunResponses, DiagnosticsCaptureData, DiagnosticsCaptureErrors, DiagnosticsCaptureResponses, DiagnosticsConnectionsData, DiagnosticsConnectionsErrors, DiagnosticsConnectionsResponses, DiagnosticsDownloadSupportBundleData, DiagnosticsDownloadSupportBundleErrors, DiagnosticsDownloadSupportBundleResponses, DiagnosticsHttpGetData, DiagnosticsHttpGetErrors, DiagnosticsHttpGetResponses, DiagnosticsInterfacesData, DiagnosticsInterfacesErrors, DiagnosticsInterfacesResponses, DiagnosticsNeighboursData, DiagnosticsNeighboursErrors, DiagnosticsNeighboursResponses, DiagnosticsPingData, DiagnosticsPingErrors, DiagnosticsPingResponses, DiagnosticsTcpConnectData, DiagnosticsTcpConnectErrors, DiagnosticsTcpConnectResponses, DiagnosticsTracerouteData, DiagnosticsTracerouteErrors, DiagnosticsTracerouteResponses, FirewallGetFirewallData, FirewallGetFirewallErrors, FirewallGetFirewallResponses, FirewallPutFirewallData, FirewallPutFirewallErrors, FirewallPutFirewallResponses, FirmwareDeleteBundleData, FirmwareDeleteBundleErrors, FirmwareDeleteBundleResponses, FirmwareGetFirmwareData, FirmwareGetFirmwareErrors, FirmwareGetFirmwareResponses, FirmwareUploadBundleData, FirmwareUploadBundleErrors, FirmwareUploadBundleResponses, HaFailoverDrillData, HaFailoverDrillErrors, HaFailoverDrillResponses, HaHaDiffData, HaHaDiffErrors, HaHaDiffResponses, HaHaStatusData, HaHaStatusErrors, HaHaStatusResponses, HaMaintenanceData, HaMaintenanceErrors, HaMaintenanceResponses, HaMakeActiveData, HaMakeActiveErrors, HaMakeActiveResponses, HaPairData, HaPairErrors, HaPairingCodeData, HaPairingCodeErrors, HaPairingCodeResponses, HaPairResponses, HaResolveData, HaResolveErrors, HaResolveResponses, HaSyncNowData, HaSyncNowErrors, HaSyncNowResponses, HaUnpairData, HaUnpairErrors, HaUnpairResponses, ImportsRunImportData, ImportsRunImportErrors, ImportsRunImportResponses, LogsDownloadLogsData, LogsDownloadLogsErrors, LogsDownloadLogsResponses, LogsReadLogsData, LogsReadLogsErrors, LogsReadLogsResponses, LogsTailLogsData, LogsTailLogsErrors, LogsTailLogsResponses, NetworkDeleteNetworkData, NetworkDeleteNetworkErrors, NetworkDeleteNetworkResponses, NetworkGetInterfaceData, NetworkGetInterfaceErrors, NetworkGetInterfaceResponses, NetworkGetNetworkData, NetworkGetNetworkErrors, NetworkGetNetworkResponses, NetworkListInterfacesData, NetworkListInterfacesErrors, NetworkListInterfacesResponses, NetworkPutNetworkData, NetworkPutNetworkErrors, NetworkPutNetworkResponses, NodeGetConsoleAccessData, NodeGetConsoleAccessErrors, NodeGetConsoleAccessResponses, NodeGetNodeData, NodeGetNodeErrors, NodeGetNodeResponses, NodePatchNodeData, NodePatchNodeErrors, NodePatchNodeResponses, NodePutConsoleAccessData, NodePutConsoleAccessErrors, NodePutConsoleAccessResponses, NodePutNodeData, NodePutNodeErrors, NodePutNodeResponses, RevisionsCommitData, RevisionsCommitErrors, RevisionsCommitResponses, RevisionsConfirmData, RevisionsConfirmErrors, RevisionsConfirmResponses, RevisionsDiffData, RevisionsDiffErrors, RevisionsDiffResponses, RevisionsGetRevisionData, RevisionsGetRevisionErrors, RevisionsGetRevisionResponses, RevisionsListRevisionsData, RevisionsListRevisionsErrors, RevisionsListRevisionsResponses, RevisionsPendingData, RevisionsPendingErrors, RevisionsPendingResponses, RevisionsRollbackData, RevisionsRollbackErrors, RevisionsRollbackResponses, ServicesCreateServiceData, ServicesCreateServiceErrors, ServicesCreateServiceResponses, ServicesDeleteServiceData, ServicesDeleteServiceErrors, ServicesDeleteServiceResponses, ServicesGetHealthCheckData, ServicesGetHealthCheckErrors, ServicesGetHealthCheckResponses, ServicesGetServiceData, ServicesGetServiceErrors, ServicesGetServiceResponses, ServicesListServicesData, ServicesListServicesErrors, ServicesListServicesResponses, ServicesPutHealthCheckData, ServicesPutHealthCheckErrors, ServicesPutHealthCheckResponses, ServicesUpdateServiceData, ServicesUpdateServiceErrors, ServicesUpdateServiceResponses, StatusGetStatusData, StatusGetStatusErrors, StatusGetStatusResponses, StatusHealthData, StatusHealthResponses, StorageGetStorageData, StorageGetStorageErrors, StorageGetStorageResponses, TelemetryCurrentData, TelemetryCurrentErrors, TelemetryCurrentResponses, TelemetryHistoryData, TelemetryHistoryErrors, TelemetryHistoryResponses, TelemetryListEventsData, TelemetryListEventsErrors, TelemetryListEventsResponses, TelemetryPrometheusData, TelemetryPrometheusErrors, TelemetryPrometheusResponses, TelemetryStreamData, TelemetryStreamErrors, TelemetryStreamResponses, TlsCreateCsrData, TlsCreateCsrErrors, TlsCreateCsrResponses, TlsGetCertificateData, TlsGetCertificateErrors, TlsGetCertificateResponses, TlsGetCsrData, TlsGetCsrErrors, TlsGetCsrResponses, TlsPutCertificateData, TlsPutCertificateErrors, TlsPutCertificateResponses, TokensCreateTokenData, TokensCreateTokenErrors, TokensCreateTokenResponses, TokensDeleteTokenData, TokensDeleteTokenErrors, TokensDeleteTokenResponses, TokensListTokensData, TokensListTokensErrors, TokensListTokensResponses, UsersCreateUserData, UsersCreateUserErrors, UsersCreateUserResponses, UsersDeleteUserData, UsersDeleteUserErrors, UsersDeleteUserResponses, UsersListUsersData, UsersListUsersErrors, UsersListUsersResponses, UsersUnlockUserData, UsersUnlockUserErrors, UsersUnlockUserResponses, UsersUpdateUserData, UsersUpdateUserErrors, UsersUpdateUserResponses, VipGroupsCreateGroupData, VipGroupsCreateGroupErrors, VipGroupsCreateGroupResponses, VipGroupsDeleteGroupData, VipGroupsDeleteGroupErrors, VipGroupsDeleteGroupResponses, VipGroupsListGroupsData, VipGroupsListGroupsErrors, VipGroupsListGroupsResponses, VipGroupsUpdateGroupData, VipGroupsUpdateGroupErrors, VipGroupsUpdateGroupResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -213,6 +213,107 @@ export const revisionsPending = <ThrowOnError extends boolean = true>(options?: 
 });
 
 /**
+ * Capture packets on an interface (at most 1000 packets and 60 s) and download them as pcap
+ */
+export const diagnosticsCapture = <ThrowOnError extends boolean = true>(options: Options<DiagnosticsCaptureData, ThrowOnError>) => (options.client ?? client).post<DiagnosticsCaptureResponses, DiagnosticsCaptureErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/diagnostics/capture',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * The IPVS connection table, filtered and paged, with counts per state
+ */
+export const diagnosticsConnections = <ThrowOnError extends boolean = true>(options?: Options<DiagnosticsConnectionsData, ThrowOnError>) => (options?.client ?? client).get<DiagnosticsConnectionsResponses, DiagnosticsConnectionsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/diagnostics/connections',
+    ...options
+});
+
+/**
+ * GET a URL from this node with timings (redirects on the same host only)
+ */
+export const diagnosticsHttpGet = <ThrowOnError extends boolean = true>(options: Options<DiagnosticsHttpGetData, ThrowOnError>) => (options.client ?? client).post<DiagnosticsHttpGetResponses, DiagnosticsHttpGetErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/diagnostics/http-get',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * This node's network interfaces, as the kernel lists them
+ */
+export const diagnosticsInterfaces = <ThrowOnError extends boolean = true>(options?: Options<DiagnosticsInterfacesData, ThrowOnError>) => (options?.client ?? client).get<DiagnosticsInterfacesResponses, DiagnosticsInterfacesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/diagnostics/interfaces',
+    ...options
+});
+
+/**
+ * The neighbour table (ARP and IPv6 neighbour discovery)
+ */
+export const diagnosticsNeighbours = <ThrowOnError extends boolean = true>(options?: Options<DiagnosticsNeighboursData, ThrowOnError>) => (options?.client ?? client).get<DiagnosticsNeighboursResponses, DiagnosticsNeighboursErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/diagnostics/neighbours',
+    ...options
+});
+
+/**
+ * ping a host from this node (1-10 echo requests)
+ */
+export const diagnosticsPing = <ThrowOnError extends boolean = true>(options: Options<DiagnosticsPingData, ThrowOnError>) => (options.client ?? client).post<DiagnosticsPingResponses, DiagnosticsPingErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/diagnostics/ping',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Versions, configuration (secrets removed), logs, IPVS, HA status and applies as one tar.gz
+ */
+export const diagnosticsDownloadSupportBundle = <ThrowOnError extends boolean = true>(options?: Options<DiagnosticsDownloadSupportBundleData, ThrowOnError>) => (options?.client ?? client).get<DiagnosticsDownloadSupportBundleResponses, DiagnosticsDownloadSupportBundleErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/diagnostics/support-bundle',
+    ...options
+});
+
+/**
+ * Open a TCP connection from this node and time it
+ */
+export const diagnosticsTcpConnect = <ThrowOnError extends boolean = true>(options: Options<DiagnosticsTcpConnectData, ThrowOnError>) => (options.client ?? client).post<DiagnosticsTcpConnectResponses, DiagnosticsTcpConnectErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/diagnostics/tcp-connect',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * The path to a host from this node (tracepath, up to 30 hops)
+ */
+export const diagnosticsTraceroute = <ThrowOnError extends boolean = true>(options: Options<DiagnosticsTracerouteData, ThrowOnError>) => (options.client ?? client).post<DiagnosticsTracerouteResponses, DiagnosticsTracerouteErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/diagnostics/traceroute',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
  * Data-plane events, newest first
  */
 export const telemetryListEvents = <ThrowOnError extends boolean = true>(options?: Options<TelemetryListEventsData, ThrowOnError>) => (options?.client ?? client).get<TelemetryListEventsResponses, TelemetryListEventsErrors, ThrowOnError>({
@@ -397,6 +498,33 @@ export const importsRunImport = <ThrowOnError extends boolean = true>(options: O
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * This node's journal, newest first: keepalived, API, helper, networking, kernel
+ */
+export const logsReadLogs = <ThrowOnError extends boolean = true>(options?: Options<LogsReadLogsData, ThrowOnError>) => (options?.client ?? client).get<LogsReadLogsResponses, LogsReadLogsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/logs',
+    ...options
+});
+
+/**
+ * The journal as text, oldest first, with the same filters
+ */
+export const logsDownloadLogs = <ThrowOnError extends boolean = true>(options?: Options<LogsDownloadLogsData, ThrowOnError>) => (options?.client ?? client).get<LogsDownloadLogsResponses, LogsDownloadLogsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/logs/download',
+    ...options
+});
+
+/**
+ * Live tail as Server-Sent Events: `log` for each new entry (oldest first), `unavailable`
+ */
+export const logsTailLogs = <ThrowOnError extends boolean = true>(options?: Options<LogsTailLogsData, ThrowOnError>) => (options?.client ?? client).get<LogsTailLogsResponses, LogsTailLogsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v1/logs/stream',
+    ...options
 });
 
 /**

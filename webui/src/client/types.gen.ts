@@ -405,6 +405,28 @@ export type Bond = {
 export type BondMode = 'active-backup' | '802.3ad' | 'balance-xor' | 'balance-rr';
 
 /**
+ * CaptureRequest
+ */
+export type CaptureRequest = {
+    /**
+     * Count
+     */
+    count?: number;
+    /**
+     * Filter
+     */
+    filter?: string;
+    /**
+     * Interface
+     */
+    interface: string;
+    /**
+     * Seconds
+     */
+    seconds?: number;
+};
+
+/**
  * CertificateUpload
  */
 export type CertificateUpload = {
@@ -1251,6 +1273,78 @@ export type HealthCheck = {
 };
 
 /**
+ * HttpGetRequest
+ */
+export type HttpGetRequest = {
+    /**
+     * Timeout Seconds
+     */
+    timeout_seconds?: number;
+    /**
+     * Url
+     */
+    url: string;
+    /**
+     * Verify Tls
+     */
+    verify_tls?: boolean;
+};
+
+/**
+ * HttpGetResult
+ */
+export type HttpGetResult = {
+    /**
+     * Body Bytes
+     */
+    body_bytes?: number | null;
+    /**
+     * Connect Ms
+     */
+    connect_ms?: number | null;
+    /**
+     * Error
+     */
+    error?: string | null;
+    /**
+     * First Byte Ms
+     */
+    first_byte_ms?: number | null;
+    /**
+     * Http Version
+     */
+    http_version?: string | null;
+    /**
+     * Reason
+     */
+    reason?: string | null;
+    /**
+     * Redirect Not Followed
+     */
+    redirect_not_followed?: string | null;
+    /**
+     * Redirects
+     */
+    redirects?: Array<string>;
+    /**
+     * Status
+     */
+    status?: number | null;
+    /**
+     * Tls Ms
+     */
+    tls_ms?: number | null;
+    /**
+     * Total Ms
+     */
+    total_ms?: number | null;
+    /**
+     * Url
+     */
+    url: string;
+};
+
+/**
  * ImportAction
  */
 export type ImportAction = 'add' | 'replace' | 'skip' | 'needs_admin';
@@ -1343,6 +1437,90 @@ export type ImportedObject = {
 };
 
 /**
+ * Interfaces
+ */
+export type Interfaces = {
+    /**
+     * Names
+     */
+    names: Array<string>;
+};
+
+/**
+ * IpvsConnectionPage
+ */
+export type IpvsConnectionPage = {
+    /**
+     * Available
+     */
+    available: boolean;
+    /**
+     * Count
+     */
+    count: number;
+    /**
+     * Data
+     */
+    data: Array<IpvsConnectionRead>;
+    /**
+     * Reason
+     */
+    reason?: string | null;
+    /**
+     * States
+     */
+    states: {
+        [key: string]: number;
+    };
+    /**
+     * Total
+     */
+    total: number;
+};
+
+/**
+ * IpvsConnectionRead
+ */
+export type IpvsConnectionRead = {
+    /**
+     * Backend
+     */
+    backend: string;
+    /**
+     * Backend Port
+     */
+    backend_port: number;
+    /**
+     * Client
+     */
+    client: string;
+    /**
+     * Client Port
+     */
+    client_port: number;
+    /**
+     * Expires Seconds
+     */
+    expires_seconds: number;
+    /**
+     * Protocol
+     */
+    protocol: string;
+    /**
+     * State
+     */
+    state: string;
+    /**
+     * Virtual
+     */
+    virtual: string;
+    /**
+     * Virtual Port
+     */
+    virtual_port: number;
+};
+
+/**
  * KernelInterface
  *
  * One interface as the kernel has it now.
@@ -1408,6 +1586,65 @@ export type KernelInterface = {
  * KeyType
  */
 export type KeyType = 'ec-p256' | 'ec-p384' | 'rsa-2048' | 'rsa-3072';
+
+/**
+ * LogEntry
+ */
+export type LogEntry = {
+    /**
+     * Cursor
+     */
+    cursor: string;
+    /**
+     * Message
+     */
+    message: string;
+    /**
+     * Pid
+     */
+    pid?: number | null;
+    /**
+     * Priority
+     */
+    priority: number;
+    /**
+     * Source
+     */
+    source: string;
+    /**
+     * Time
+     */
+    time: string;
+};
+
+/**
+ * LogPage
+ */
+export type LogPage = {
+    /**
+     * Available
+     */
+    available: boolean;
+    /**
+     * Entries
+     */
+    entries: Array<LogEntry>;
+    /**
+     * Older Cursor
+     */
+    older_cursor?: string | null;
+    /**
+     * Reason
+     */
+    reason?: string | null;
+};
+
+/**
+ * LogSource
+ *
+ * The journals a client may ask for: a fixed allow-list, mapped to unit names by the service.
+ */
+export type LogSource = 'keepalived' | 'api' | 'applyd' | 'firewall' | 'networking' | 'kernel';
 
 /**
  * LoginRequest
@@ -1538,6 +1775,42 @@ export type Me = {
      * Username
      */
     username: string;
+};
+
+/**
+ * NeighbourRead
+ */
+export type NeighbourRead = {
+    /**
+     * Address
+     */
+    address: string;
+    /**
+     * Interface
+     */
+    interface: string;
+    /**
+     * Lladdr
+     */
+    lladdr: string | null;
+    /**
+     * Router
+     */
+    router: boolean;
+    /**
+     * States
+     */
+    states: Array<string>;
+};
+
+/**
+ * NeighbourTable
+ */
+export type NeighbourTable = {
+    /**
+     * Data
+     */
+    data: Array<NeighbourRead>;
 };
 
 /**
@@ -1815,6 +2088,20 @@ export type PendingChanges = {
      * To Revision
      */
     to_revision: number | null;
+};
+
+/**
+ * PingRequest
+ */
+export type PingRequest = {
+    /**
+     * Count
+     */
+    count?: number;
+    /**
+     * Host
+     */
+    host: string;
 };
 
 /**
@@ -2890,6 +3177,58 @@ export type SyslogConfig = {
 };
 
 /**
+ * TcpConnectRequest
+ */
+export type TcpConnectRequest = {
+    /**
+     * Host
+     */
+    host: string;
+    /**
+     * Port
+     */
+    port: number;
+    /**
+     * Timeout Seconds
+     */
+    timeout_seconds?: number;
+};
+
+/**
+ * TcpConnectResult
+ */
+export type TcpConnectResult = {
+    /**
+     * Address
+     */
+    address: string | null;
+    /**
+     * Connect Ms
+     */
+    connect_ms: number | null;
+    /**
+     * Connected
+     */
+    connected: boolean;
+    /**
+     * Error
+     */
+    error?: string | null;
+    /**
+     * Host
+     */
+    host: string;
+    /**
+     * Port
+     */
+    port: number;
+    /**
+     * Resolve Ms
+     */
+    resolve_ms: number | null;
+};
+
+/**
  * TestResult
  */
 export type TestResult = {
@@ -2993,6 +3332,46 @@ export type TokensList = {
      * Data
      */
     data: Array<TokenRead>;
+};
+
+/**
+ * ToolRun
+ */
+export type ToolRun = {
+    /**
+     * Command
+     */
+    command: Array<string>;
+    /**
+     * Duration Ms
+     */
+    duration_ms: number;
+    /**
+     * Exit Code
+     */
+    exit_code: number | null;
+    /**
+     * Output
+     */
+    output: string;
+    /**
+     * Timed Out
+     */
+    timed_out: boolean;
+};
+
+/**
+ * TracerouteRequest
+ */
+export type TracerouteRequest = {
+    /**
+     * Host
+     */
+    host: string;
+    /**
+     * Max Hops
+     */
+    max_hops?: number;
 };
 
 /**
@@ -4077,6 +4456,364 @@ export type RevisionsPendingResponses = {
 
 export type RevisionsPendingResponse = RevisionsPendingResponses[keyof RevisionsPendingResponses];
 
+export type DiagnosticsCaptureData = {
+    body: CaptureRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v1/diagnostics/capture';
+};
+
+export type DiagnosticsCaptureErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type DiagnosticsCaptureError = DiagnosticsCaptureErrors[keyof DiagnosticsCaptureErrors];
+
+export type DiagnosticsCaptureResponses = {
+    /**
+     * Successful Response
+     */
+    200: Blob | File;
+};
+
+export type DiagnosticsCaptureResponse = DiagnosticsCaptureResponses[keyof DiagnosticsCaptureResponses];
+
+export type DiagnosticsConnectionsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Service
+         *
+         * ADDRESS, ADDRESS:PORT or [IPv6]:PORT
+         */
+        service?: string | null;
+        /**
+         * Backend
+         *
+         * ADDRESS, ADDRESS:PORT or [IPv6]:PORT
+         */
+        backend?: string | null;
+        /**
+         * Client
+         *
+         * a client's IP address
+         */
+        client?: string | null;
+        /**
+         * State
+         *
+         * e.g. ESTABLISHED
+         */
+        state?: string | null;
+        /**
+         * Limit
+         */
+        limit?: number;
+        /**
+         * Offset
+         */
+        offset?: number;
+    };
+    url: '/api/v1/diagnostics/connections';
+};
+
+export type DiagnosticsConnectionsErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type DiagnosticsConnectionsError = DiagnosticsConnectionsErrors[keyof DiagnosticsConnectionsErrors];
+
+export type DiagnosticsConnectionsResponses = {
+    /**
+     * Successful Response
+     */
+    200: IpvsConnectionPage;
+};
+
+export type DiagnosticsConnectionsResponse = DiagnosticsConnectionsResponses[keyof DiagnosticsConnectionsResponses];
+
+export type DiagnosticsHttpGetData = {
+    body: HttpGetRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v1/diagnostics/http-get';
+};
+
+export type DiagnosticsHttpGetErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type DiagnosticsHttpGetError = DiagnosticsHttpGetErrors[keyof DiagnosticsHttpGetErrors];
+
+export type DiagnosticsHttpGetResponses = {
+    /**
+     * Successful Response
+     */
+    200: HttpGetResult;
+};
+
+export type DiagnosticsHttpGetResponse = DiagnosticsHttpGetResponses[keyof DiagnosticsHttpGetResponses];
+
+export type DiagnosticsInterfacesData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/diagnostics/interfaces';
+};
+
+export type DiagnosticsInterfacesErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type DiagnosticsInterfacesError = DiagnosticsInterfacesErrors[keyof DiagnosticsInterfacesErrors];
+
+export type DiagnosticsInterfacesResponses = {
+    /**
+     * Successful Response
+     */
+    200: Interfaces;
+};
+
+export type DiagnosticsInterfacesResponse = DiagnosticsInterfacesResponses[keyof DiagnosticsInterfacesResponses];
+
+export type DiagnosticsNeighboursData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/diagnostics/neighbours';
+};
+
+export type DiagnosticsNeighboursErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type DiagnosticsNeighboursError = DiagnosticsNeighboursErrors[keyof DiagnosticsNeighboursErrors];
+
+export type DiagnosticsNeighboursResponses = {
+    /**
+     * Successful Response
+     */
+    200: NeighbourTable;
+};
+
+export type DiagnosticsNeighboursResponse = DiagnosticsNeighboursResponses[keyof DiagnosticsNeighboursResponses];
+
+export type DiagnosticsPingData = {
+    body: PingRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v1/diagnostics/ping';
+};
+
+export type DiagnosticsPingErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type DiagnosticsPingError = DiagnosticsPingErrors[keyof DiagnosticsPingErrors];
+
+export type DiagnosticsPingResponses = {
+    /**
+     * Successful Response
+     */
+    200: ToolRun;
+};
+
+export type DiagnosticsPingResponse = DiagnosticsPingResponses[keyof DiagnosticsPingResponses];
+
+export type DiagnosticsDownloadSupportBundleData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/diagnostics/support-bundle';
+};
+
+export type DiagnosticsDownloadSupportBundleErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type DiagnosticsDownloadSupportBundleError = DiagnosticsDownloadSupportBundleErrors[keyof DiagnosticsDownloadSupportBundleErrors];
+
+export type DiagnosticsDownloadSupportBundleResponses = {
+    /**
+     * Successful Response
+     */
+    200: Blob | File;
+};
+
+export type DiagnosticsDownloadSupportBundleResponse = DiagnosticsDownloadSupportBundleResponses[keyof DiagnosticsDownloadSupportBundleResponses];
+
+export type DiagnosticsTcpConnectData = {
+    body: TcpConnectRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v1/diagnostics/tcp-connect';
+};
+
+export type DiagnosticsTcpConnectErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type DiagnosticsTcpConnectError = DiagnosticsTcpConnectErrors[keyof DiagnosticsTcpConnectErrors];
+
+export type DiagnosticsTcpConnectResponses = {
+    /**
+     * Successful Response
+     */
+    200: TcpConnectResult;
+};
+
+export type DiagnosticsTcpConnectResponse = DiagnosticsTcpConnectResponses[keyof DiagnosticsTcpConnectResponses];
+
+export type DiagnosticsTracerouteData = {
+    body: TracerouteRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v1/diagnostics/traceroute';
+};
+
+export type DiagnosticsTracerouteErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type DiagnosticsTracerouteError = DiagnosticsTracerouteErrors[keyof DiagnosticsTracerouteErrors];
+
+export type DiagnosticsTracerouteResponses = {
+    /**
+     * Successful Response
+     */
+    200: ToolRun;
+};
+
+export type DiagnosticsTracerouteResponse = DiagnosticsTracerouteResponses[keyof DiagnosticsTracerouteResponses];
+
 export type TelemetryListEventsData = {
     body?: never;
     path?: never;
@@ -4740,6 +5477,234 @@ export type ImportsRunImportResponses = {
 };
 
 export type ImportsRunImportResponse = ImportsRunImportResponses[keyof ImportsRunImportResponses];
+
+export type LogsReadLogsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Limit
+         */
+        limit?: number;
+        /**
+         * Source
+         *
+         * repeat for several; none: all
+         */
+        source?: Array<LogSource> | null;
+        /**
+         * Priority
+         *
+         * this priority or more severe (0 emergency)
+         */
+        priority?: number;
+        /**
+         * Since
+         *
+         * ISO 8601, e.g. 2026-01-31T12:00:00Z
+         */
+        since?: string | null;
+        /**
+         * Until
+         *
+         * ISO 8601, e.g. 2026-01-31T12:00:00Z
+         */
+        until?: string | null;
+        /**
+         * Text
+         */
+        text?: string | null;
+        /**
+         * Before
+         *
+         * a journal cursor from an entry
+         */
+        before?: string | null;
+        /**
+         * After
+         *
+         * a journal cursor from an entry
+         */
+        after?: string | null;
+    };
+    url: '/api/v1/logs';
+};
+
+export type LogsReadLogsErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type LogsReadLogsError = LogsReadLogsErrors[keyof LogsReadLogsErrors];
+
+export type LogsReadLogsResponses = {
+    /**
+     * Successful Response
+     */
+    200: LogPage;
+};
+
+export type LogsReadLogsResponse = LogsReadLogsResponses[keyof LogsReadLogsResponses];
+
+export type LogsDownloadLogsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Limit
+         */
+        limit?: number;
+        /**
+         * Source
+         *
+         * repeat for several; none: all
+         */
+        source?: Array<LogSource> | null;
+        /**
+         * Priority
+         *
+         * this priority or more severe (0 emergency)
+         */
+        priority?: number;
+        /**
+         * Since
+         *
+         * ISO 8601, e.g. 2026-01-31T12:00:00Z
+         */
+        since?: string | null;
+        /**
+         * Until
+         *
+         * ISO 8601, e.g. 2026-01-31T12:00:00Z
+         */
+        until?: string | null;
+        /**
+         * Text
+         */
+        text?: string | null;
+        /**
+         * Before
+         *
+         * a journal cursor from an entry
+         */
+        before?: string | null;
+        /**
+         * After
+         *
+         * a journal cursor from an entry
+         */
+        after?: string | null;
+    };
+    url: '/api/v1/logs/download';
+};
+
+export type LogsDownloadLogsErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type LogsDownloadLogsError = LogsDownloadLogsErrors[keyof LogsDownloadLogsErrors];
+
+export type LogsDownloadLogsResponses = {
+    /**
+     * Successful Response
+     */
+    200: string;
+};
+
+export type LogsDownloadLogsResponse = LogsDownloadLogsResponses[keyof LogsDownloadLogsResponses];
+
+export type LogsTailLogsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Source
+         *
+         * repeat for several; none: all
+         */
+        source?: Array<LogSource> | null;
+        /**
+         * Priority
+         *
+         * this priority or more severe (0 emergency)
+         */
+        priority?: number;
+        /**
+         * Since
+         *
+         * ISO 8601, e.g. 2026-01-31T12:00:00Z
+         */
+        since?: string | null;
+        /**
+         * Until
+         *
+         * ISO 8601, e.g. 2026-01-31T12:00:00Z
+         */
+        until?: string | null;
+        /**
+         * Text
+         */
+        text?: string | null;
+        /**
+         * Before
+         *
+         * a journal cursor from an entry
+         */
+        before?: string | null;
+        /**
+         * After
+         *
+         * a journal cursor from an entry
+         */
+        after?: string | null;
+    };
+    url: '/api/v1/logs/stream';
+};
+
+export type LogsTailLogsErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type LogsTailLogsError = LogsTailLogsErrors[keyof LogsTailLogsErrors];
+
+export type LogsTailLogsResponses = {
+    /**
+     * Successful Response
+     */
+    200: unknown;
+};
 
 export type NetworkDeleteNetworkData = {
     body?: never;

@@ -8,6 +8,7 @@ import {
   IconDatabaseExport,
   IconGauge,
   IconFileImport,
+  IconFileText,
   IconHistory,
   IconKey,
   IconListDetails,
@@ -16,6 +17,7 @@ import {
   IconMoon,
   IconServer2,
   IconShieldLock,
+  IconStethoscope,
   IconSun,
   IconTopologyStar3,
   IconUsers,
@@ -46,15 +48,23 @@ export function Layout({ children }: { children: ReactNode }) {
   const [opened, { toggle, close }] = useDisclosure();
   const location = useLocation();
   const isAdmin = useCan('manageUsers');
+  const canOperate = useCan('commit');
+  const system = canOperate
+    ? [
+        { to: '/system/logs', label: 'Logs', icon: IconFileText },
+        { to: '/system/diagnostics', label: 'Diagnostics', icon: IconStethoscope },
+      ]
+    : [];
   const items = isAdmin
     ? [
         ...NAV,
+        ...system,
         { to: '/users', label: 'Users', icon: IconUsers },
         { to: '/alerts', label: 'Alerts', icon: IconBell },
         { to: '/system/backup', label: 'Backup', icon: IconDatabaseExport },
         { to: '/system/certificate', label: 'Certificate', icon: IconCertificate },
       ]
-    : NAV;
+    : [...NAV, ...system];
   return (
     <StreamProvider>
       <AppShell

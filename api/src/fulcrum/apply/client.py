@@ -7,6 +7,7 @@ import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from fulcrum.apply.capture import CaptureResult, CaptureSpec, run_capture
 from fulcrum.apply.result import ApplyResult, DataplaneStats, DataplaneStatus, VrrpView
 from fulcrum.config.snapshot import ConfigSnapshot
 
@@ -18,10 +19,15 @@ DEFAULT_TIMEOUT = 120.0
 # The VRRP view is read for every HA status answer: a helper that does not answer soon leaves the
 # status with keepalived's notifications alone rather than holding the request.
 VIEW_TIMEOUT = 5.0
+CAPTURE_GRACE = 15.0
 
 
 class ApplierError(RuntimeError):
     """The apply helper could not be reached, did not answer, or refused the request."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field  # the request's argument the helper refused, when it named one
 
 
 class Applier(Protocol):
@@ -34,6 +40,8 @@ class Applier(Protocol):
     def stats(self) -> DataplaneStats: ...
 
     def vrrp_view(self) -> VrrpView: ...
+
+    def capture(self, spec: CaptureSpec) -> CaptureResult: ...
 
 
 class LocalApplier:
@@ -57,6 +65,9 @@ class LocalApplier:
     def vrrp_view(self) -> VrrpView:
         return self.engine.vrrp_view()
 
+    def capture(self, spec: CaptureSpec) -> CaptureResult:
+        return run_capture(spec)
+
 
 class SocketApplier:
     """Talks to fulcrum-applyd over its Unix socket: one connection per request."""
@@ -79,6 +90,11 @@ class SocketApplier:
 
     def vrrp_view(self) -> VrrpView:
         return VrrpView.model_validate(self._call({"op": "vrrp_view"}, min(self.timeout, VIEW_TIMEOUT)))
+
+    def capture(self, spec: CaptureSpec) -> CaptureResult:
+        # The capture runs for up to spec.seconds, then tcpdump gets a few seconds to stop.
+        request = {"op": "capture", **spec.model_dump(mode="json")}
+        return CaptureResult.model_validate(self._call(request, spec.seconds + CAPTURE_GRACE))
 
     def _change(self, op: str, snapshot: ConfigSnapshot, revision: int) -> Any:
         return self._call({"op": op, "revision": revision, "snapshot": snapshot.model_dump(mode="json")})
@@ -111,7 +127,8 @@ class SocketApplier:
                 f"apply helper at {self.path} sent no valid answer: {reply[:200]!r}"
             ) from error
         if not answer.get("ok"):
-            raise ApplierError(f"apply helper refused the {request['op']} request: {answer.get('error')}")
+            refusal = f"apply helper refused the {request['op']} request: {answer.get('error')}"
+            raise ApplierError(refusal, answer.get("field"))
         return answer["result"]
 
 

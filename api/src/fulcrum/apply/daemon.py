@@ -9,9 +9,11 @@ Protocol: one request per connection, one JSON object terminated by a newline:
 
     {"op": "apply" | "validate", "revision": 12, "snapshot": {...}}
     {"op": "status" | "stats"}
+    {"op": "capture", "interface": "eth0", "count": 100, "seconds": 10, "filter": "tcp port 80"}
 
-and one JSON line back: {"ok": true, "result": {...}} with an ApplyResult, DataplaneStatus or
-DataplaneStats, or {"ok": false, "error": "..."} when the request was refused.
+and one JSON line back: {"ok": true, "result": {...}} with an ApplyResult, DataplaneStatus,
+DataplaneStats or CaptureResult (a bounded tcpdump, see fulcrum.apply.capture), or
+{"ok": false, "error": "..."} when the request was refused.
 
 Daemon options come from the command line (or FULCRUM_APPLYD_* variables); the engine's paths
 come from the appliance settings (FULCRUM_* variables, see fulcrum.settings), like the API's.
@@ -37,6 +39,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from fulcrum.apply.capture import CaptureFailed, CaptureFilterRejected, CaptureSpec, run_capture
 from fulcrum.apply.engine import ApplyEngine
 from fulcrum.apply.engine_settings import engine_config
 from fulcrum.config.snapshot import ConfigSnapshot
@@ -46,7 +49,7 @@ log = logging.getLogger("fulcrum.applyd")
 
 MAX_REQUEST_BYTES = 16 * 1024 * 1024  # one request line, newline included
 REQUEST_TIMEOUT = 30.0  # for a client to send its request; the apply itself may take longer
-OPS = ("apply", "validate", "status", "stats", "vrrp_view")
+OPS = ("apply", "validate", "status", "stats", "vrrp_view", "capture")
 MAX_QUOTED_ERRORS = 10
 
 
@@ -64,14 +67,18 @@ class QueryRequest(BaseModel):
     op: Literal["status", "stats", "vrrp_view"]
 
 
-_REQUEST = TypeAdapter(Annotated[ChangeRequest | QueryRequest, Field(discriminator="op")])
+class CaptureRequest(CaptureSpec):
+    op: Literal["capture"]
+
+
+_REQUEST = TypeAdapter(Annotated[ChangeRequest | QueryRequest | CaptureRequest, Field(discriminator="op")])
 
 
 class RequestError(ValueError):
     """A request refused before reaching the engine; the message goes back to the client."""
 
 
-def parse_request(line: bytes) -> ChangeRequest | QueryRequest:
+def parse_request(line: bytes) -> ChangeRequest | QueryRequest | CaptureRequest:
     try:
         document = json.loads(line)
     except ValueError as error:  # JSONDecodeError and UnicodeDecodeError
@@ -105,15 +112,21 @@ def handle(engine: ApplyEngine, line: bytes) -> dict[str, Any]:
     except RequestError as error:
         return {"ok": False, "error": str(error)}
     try:
-        if isinstance(request, ChangeRequest):
+        if isinstance(request, CaptureRequest):
+            result: BaseModel = run_capture(CaptureSpec.model_validate(request.model_dump(exclude={"op"})))
+        elif isinstance(request, ChangeRequest):
             run = engine.apply if request.op == "apply" else engine.validate
-            result: BaseModel = run(request.snapshot, request.revision)
+            result = run(request.snapshot, request.revision)
         elif request.op == "status":
             result = engine.status()
         elif request.op == "vrrp_view":
             result = engine.vrrp_view()
         else:
             result = engine.stats()
+    except CaptureFilterRejected as error:
+        return {"ok": False, "error": str(error), "field": "filter"}
+    except CaptureFailed as error:
+        return {"ok": False, "error": str(error)}
     except Exception as error:  # the client gets an answer even when the engine has a bug
         log.exception("%s failed", request.op)
         return {
@@ -170,6 +183,8 @@ def _log_line(answer: dict[str, Any]) -> str:
     if not answer["ok"]:
         return f"refused: {answer['error']}"
     result = answer["result"]
+    if "pcap_base64" in result:
+        return f"capture: {result['packets']} packets, stopped by {result['stopped_by']}"
     if "outcome" in result:
         return f"revision {result['revision']}: {result['outcome']}: {result['message']}"
     return "answered " + (
