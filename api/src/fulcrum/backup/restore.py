@@ -47,6 +47,7 @@ RESTORED = (
     "backends",
     "vip_groups",
     "node_settings",
+    "network_settings",  # node-local like node_settings: a re-flashed box gets its own network back
     "firewall_settings",
     "revisions",
     "audit_log",
