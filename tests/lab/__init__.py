@@ -13,6 +13,7 @@ Modelled on the kernel selftests' lib/py (cmd, bkg, defer, wait) and FRR's topot
     lab.client      HTTP/TCP/UDP client traffic from a namespace
     lab.ipvs        read and wait on a namespace's IPVS table
     lab.keepalived  run keepalived in a namespace
+    lab.api_client  the HTTP client of a test node's API (lab.appliance's, tests/api/hanode's)
 """
 
 from lab.cmd import CmdError, bkg, cmd
