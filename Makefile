@@ -57,8 +57,9 @@ lint-python:
 lint-shell:
 	scripts/lint-shell
 
+# Two workers (pytest-xdist): every host test keeps to its own tmp dir, SQLite file and free ports.
 test-host:
-	$(PYTEST) -q tests/unit tests/api
+	$(PYTEST) -q -n 2 tests/unit tests/api
 
 # import-linter reads its contracts from the pyproject.toml of the directory it runs in.
 lint-imports:

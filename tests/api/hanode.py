@@ -38,6 +38,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from apitest import PASSWORD  # also puts tests/ on the path, for lab (the zygote's too)
+from lab.api_client import ApiClient
 from lab.wait import StopWaiting, wait_until
 
 START_DEADLINE = 60.0
@@ -54,11 +55,13 @@ class NodeExited(StopWaiting, AssertionError):
     """The node's process is gone: waiting longer for it cannot help."""
 
 
-class Node:
+class Node(ApiClient):
     """One appliance's API in its own process; over HTTPS with a generated certificate if `tls`
-    (as the appliance serves it), and with its wall clock `clock_offset` seconds off if given."""
+    (as the appliance serves it), and with its wall clock `clock_offset` seconds off if given.
+    The requests are lab.api_client's; this class runs the process."""
 
     def __init__(self, root: Path, name: str, sync_interval: float = 0.3, tls: bool = False, clock_offset: float = 0.0) -> None:
+        super().__init__()
         self.name = name
         self.data = root / name
         self.data.mkdir(parents=True, exist_ok=True)
@@ -81,7 +84,7 @@ class Node:
         if tls:
             self.new_certificate()
         self.pid: int | None = None
-        self.http = self._client()
+        self.reconnect()
 
     def new_certificate(self) -> str:
         """A fresh key and self-signed certificate, served from the next start; its SHA-256."""
@@ -106,24 +109,16 @@ class Node:
         self.env["FULCRUM_TLS_KEYFILE"] = str(keyfile)
         return hashlib.sha256(certificate.public_bytes(serialization.Encoding.DER)).hexdigest()
 
-    def _renew_client(self) -> None:
-        """Close the test's client (and its connections); a new one keeps the session headers."""
-        headers = self.http.headers
-        self.http.close()
-        self.http = self._client()
-        self.http.headers.update(headers)
-
-    def _client(self) -> httpx.Client:
-        """The test's own client: over HTTPS it trusts exactly the certificate the node serves."""
-        if self.tls is None:
-            return httpx.Client(base_url=self.url, timeout=60)
-        context = ssl.create_default_context(cafile=str(self.tls[0]))
-        return httpx.Client(base_url=self.url, timeout=60, verify=context)
+    def reconnect(self) -> None:
+        """A new client (its old connections closed), keeping the session; over HTTPS it trusts
+        exactly the certificate the node serves."""
+        verify = ssl.create_default_context(cafile=str(self.tls[0])) if self.tls is not None else True
+        self.connect(self.url, timeout=60, verify=verify)
 
     # --- the process ---------------------------------------------------------------------------
 
     def start(self, wait: bool = True) -> Node:
-        self._renew_client()  # the certificate may be new
+        self.reconnect()  # the certificate may be new
         self.pid = spawn(self.port, self.env, self.data / "api.log", self.tls, self.clock_offset)
         if wait:
             self.wait_ready()
@@ -149,7 +144,7 @@ class Node:
         pid, self.pid = self.pid, None
         # Over HTTPS, uvicorn waits for the test's idle keep-alive connection until the SIGKILL
         # (15 s per stop, most of the TLS tests' time); without it, it exits in under a second.
-        self._renew_client()
+        self.reconnect()
         for sig, grace in ((signal.SIGTERM, 15.0), (signal.SIGKILL, 5.0)):
             try:
                 os.kill(pid, sig)
@@ -168,37 +163,18 @@ class Node:
 
     # --- as an operator ------------------------------------------------------------------------
 
-    def setup(self, node_name: str | None = None) -> Node:
-        response = self.http.post("/api/v1/setup", json={"username": "admin", "password": PASSWORD})
-        assert response.status_code == 201, response.text
-        self.login("admin")
-        response = self.http.put("/api/v1/node", json={"name": node_name or self.name})
-        assert response.status_code == 200, response.text
+    def initialise(self, node_name: str | None = None) -> Node:
+        """First-run setup (admin, PASSWORD), logged in, and the node's name."""
+        self.setup("admin", PASSWORD)
+        self.put("/node", {"name": node_name or self.name})
         return self
 
     def login(self, username: str, password: str = PASSWORD) -> None:
-        response = self.http.post("/api/v1/auth/login", json={"username": username, "password": password})
-        assert response.status_code == 200, response.text
-        self.http.headers["Authorization"] = f"Bearer {response.json()['token']}"
+        super().login(username, password)
 
-    def get(self, path: str) -> Any:
-        response = self.http.get(f"/api/v1{path}")
-        assert response.status_code == 200, response.text
-        return response.json()
-
-    def post(self, path: str, body: Any = None, expect: int | None = None) -> httpx.Response:
-        response = self.http.post(f"/api/v1{path}", json=body if body is not None else {})
-        if expect is not None:
-            assert response.status_code == expect, response.text
-        return response
-
-    def commit(self, message: str = "") -> dict[str, Any]:
-        response = self.post("/revisions", {"message": message})
-        assert response.status_code == 201, response.text
-        return response.json()  # type: ignore[no-any-return]
-
-    def status(self) -> dict[str, Any]:
-        return self.get("/ha/status")  # type: ignore[no-any-return]
+    def commit(self, message: str = "", *, expect_state: str | None = None, **body: Any) -> dict[str, Any]:
+        """Any state by default: without IPVS on this host an apply stops at VALIDATED."""
+        return super().commit(message, expect_state=expect_state, **body)
 
     def head(self) -> dict[str, Any] | None:
         """The newest good revision, read from the database like the API does."""
@@ -224,7 +200,7 @@ class Node:
         )
 
     def _group_state(self, group: str) -> str | None:
-        groups = self.status()["node"]["groups"]
+        groups = self.ha_status()["node"]["groups"]
         return next((g["state"] for g in groups if g["name"] == group), None)
 
 
@@ -309,8 +285,8 @@ def two_nodes(
         beta.start(wait=False)
         alpha.wait_ready()
         beta.wait_ready()
-        alpha.setup()
-        beta.setup()
+        alpha.initialise()
+        beta.initialise()
         if gated:
             gates = (Gate(alpha.port), Gate(beta.port))
         yield alpha, beta, gates[0], gates[1]
@@ -324,11 +300,10 @@ def two_nodes(
 
 def pair(alpha: Node, beta: Node, alpha_url: str | None = None, beta_url: str | None = None) -> dict[str, Any]:
     """alpha enters beta's pairing code; returns the pairing answer."""
-    code = beta.post("/ha/pairing-code", expect=201).json()["code"]
+    code = beta.post("/ha/pairing-code", expect=201)["code"]
     body = {"peer_url": beta_url or beta.url, "code": code, "local_url": alpha_url or alpha.url}
-    response = alpha.post("/ha/pair", body)
-    assert response.status_code == 200, response.text
-    return response.json()  # type: ignore[no-any-return]
+    answer: dict[str, Any] = alpha.post("/ha/pair", body, expect=200)
+    return answer
 
 
 def in_sync(alpha: Node, beta: Node) -> bool:

@@ -23,13 +23,13 @@ def test_a_peer_whose_clock_is_a_minute_off_is_refused_and_the_skew_is_shown_and
 
         # Each side measures the skew from the other's answers (its refusals included).
         seen_by_alpha = wait_until(
-            lambda: (s := alpha.status())["peer"]["clock_offset"] is not None and s,
+            lambda: (s := alpha.ha_status())["peer"]["clock_offset"] is not None and s,
             WAIT_DEADLINE,
             what="alpha to measure beta's clock",
         )
         assert 58 < seen_by_alpha["peer"]["clock_offset"] < 62, seen_by_alpha["peer"]
         seen_by_beta = wait_until(
-            lambda: (s := beta.status())["peer"]["clock_offset"] is not None and s,
+            lambda: (s := beta.ha_status())["peer"]["clock_offset"] is not None and s,
             WAIT_DEADLINE,
             what="beta to measure alpha's clock",
         )
@@ -45,7 +45,7 @@ def test_a_peer_whose_clock_is_a_minute_off_is_refused_and_the_skew_is_shown_and
             assert alarms["count"] == 1 and alarms["data"][0]["severity"] == "critical", alarms
             assert re.match(rf"clocks differ by 6[01] s: \w+'s is {direction}", alarms["data"][0]["message"]), alarms
         status = wait_until(
-            lambda: (s := alpha.status())["sync"]["state"] == "unreachable" and "clocks differ" in s["sync"]["message"] and s,
+            lambda: (s := alpha.ha_status())["sync"]["state"] == "unreachable" and "clocks differ" in s["sync"]["message"] and s,
             WAIT_DEADLINE,
             what="alpha to give up on beta",
         )
@@ -59,7 +59,7 @@ def test_a_skew_inside_the_window_still_syncs_but_is_raised_well_before_the_limi
         alpha.commit("alpha's web")
         assert pair(alpha, beta)["sync"]["result"] == "forced"
         status = wait_until(
-            lambda: (s := alpha.status())["sync"]["state"] == "in_sync" and s["peer"]["clock_offset"] is not None and s,
+            lambda: (s := alpha.ha_status())["sync"]["state"] == "in_sync" and s["peer"]["clock_offset"] is not None and s,
             WAIT_DEADLINE,
             what="alpha in sync with beta",
         )

@@ -45,7 +45,7 @@ def test_the_higher_priority_node_takes_the_vips_back_at_the_deadline(tmp_path: 
         assert detail["waited_s"] >= DEADLINE, event
         assert event["severity"] == "warning" and "deadline of 3 s passed" in event["message"], event
         assert "beta left maintenance" in event["message"], event
-        assert alpha.status()["node"]["role"] == "active"
+        assert alpha.ha_status()["node"]["role"] == "active"
         assert beta.maintenance_file.read_text().strip() == "0"
         maintenance = beta.get("/events?kind=ha.maintenance")["data"]
         steps = [(e["detail"]["enabled"], e["detail"]["by"]) for e in maintenance]

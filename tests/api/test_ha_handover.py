@@ -49,32 +49,32 @@ def test_make_active_and_the_drill_move_the_active_role_and_clean_up(tmp_path: P
         alpha.vrrp("front", "MASTER")
         beta.vrrp("front", "BACKUP")
         wait_until(
-            lambda: beta.status()["peer"]["role"] == "active", WAIT_DEADLINE, what="beta to see alpha active",
+            lambda: beta.ha_status()["peer"]["role"] == "active", WAIT_DEADLINE, what="beta to see alpha active",
         )
-        assert alpha.post("/ha/make-active", expect=409).json()["detail"] == "this node is already active"
-        assert beta.post("/ha/drill", expect=409).json()["detail"] == "a drill starts on the active node; this node is standby"
+        assert alpha.post("/ha/make-active", expect=409)["detail"] == "this node is already active"
+        assert beta.post("/ha/drill", expect=409)["detail"] == "a drill starts on the active node; this node is standby"
 
         # Make beta active: alpha is asked to step down, and back once beta is MASTER.
         stand_in = keepalived_stand_in(alpha, beta)
-        result = beta.post("/ha/make-active", expect=200).json()
+        result = beta.post("/ha/make-active", expect=200)
         stand_in.join(10)
         assert result["handover_ms"] >= 0 and "alpha left maintenance" in result["message"], result
         assert alpha.maintenance_file.read_text().strip() == "0"
         steps = [(e["detail"]["enabled"], e["detail"]["by"]) for e in alpha.get("/events?kind=ha.maintenance")["data"]]
         assert steps == [(False, "peer:beta"), (True, "peer:beta")]
-        assert beta.status()["node"]["role"] == "active"
+        assert beta.ha_status()["node"]["role"] == "active"
         wait_until(
-            lambda: alpha.status()["node"]["writer"] is False, WAIT_DEADLINE, what="alpha to see beta active",
+            lambda: alpha.ha_status()["node"]["writer"] is False, WAIT_DEADLINE, what="alpha to see beta active",
         )
 
         # The drill from beta: it steps down, alpha takes over, beta comes back as BACKUP.
         wait_until(
-            lambda: beta.status()["peer"]["role"] == "standby",
+            lambda: beta.ha_status()["peer"]["role"] == "standby",
             WAIT_DEADLINE,
             what="beta to see alpha standby",
         )
         stand_in = keepalived_stand_in(beta, alpha)
-        drill = beta.post("/ha/drill", expect=200).json()
+        drill = beta.post("/ha/drill", expect=200)
         stand_in.join(10)
         assert drill["handover_ms"] is not None and drill["handover_ms"] >= 0, drill
         assert drill["probe_targets"] == ["192.0.2.10:80"]

@@ -17,7 +17,7 @@ def test_pairing_shares_a_key_this_nodes_configuration_wins_and_either_side_unpa
         mine = alpha.commit("alpha's web")
         beta.post("/services", {**WEB, "name": "other", "address": "192.0.2.99"}, expect=201)
         beta.commit("beta's own, replaced at pairing")
-        assert beta.status()["node"]["role"] == "standalone"
+        assert beta.ha_status()["node"]["role"] == "standalone"
 
         result = pair(alpha, beta)
 
@@ -40,7 +40,7 @@ def test_pairing_shares_a_key_this_nodes_configuration_wins_and_either_side_unpa
         assert head is not None and head["message"] == f"forced by alpha revision {mine['number']}" and head["author"] == "peer:alpha"
         assert beta.get("/node")["name"] == "beta"
         status_a = wait_until(
-            lambda: (s := alpha.status())["sync"]["state"] == "in_sync" and s,
+            lambda: (s := alpha.ha_status())["sync"]["state"] == "in_sync" and s,
             WAIT_DEADLINE,
             what="alpha to see beta in sync",
         )
@@ -49,13 +49,13 @@ def test_pairing_shares_a_key_this_nodes_configuration_wins_and_either_side_unpa
         kinds = {e["kind"] for e in beta.get("/events?limit=50")["data"]}
         assert {"ha.paired", "ha.sync"} <= kinds
         again = alpha.post("/ha/pair", {"peer_url": beta.url, "code": "ABCD-EFGH-JKLM"}, expect=409)
-        assert "already paired with beta" in again.json()["detail"]
+        assert "already paired with beta" in again["detail"]
 
         # Unpairing on beta tells alpha.
         response = beta.http.delete("/api/v1/ha/pair")
         assert response.status_code == 200 and response.json()["peer"] == "told the peer", response.text
-        assert beta.status()["sync"]["state"] == "unpaired" and beta.status()["peer"] is None
-        assert alpha.status()["sync"]["state"] == "unpaired"
+        assert beta.ha_status()["sync"]["state"] == "unpaired" and beta.ha_status()["peer"] is None
+        assert alpha.ha_status()["sync"]["state"] == "unpaired"
         assert alpha.sql("SELECT count(*) FROM ha_pairing") == [(0,)]
         assert alpha.get("/events?kind=ha.unpaired")["count"] == 1
 
@@ -67,22 +67,22 @@ def test_pairing_shares_a_key_this_nodes_configuration_wins_and_either_side_unpa
 
 def test_wrong_expired_and_burnt_codes_and_a_name_clash_are_refused(tmp_path: Path) -> None:
     with two_nodes(tmp_path) as (alpha, beta, _, _):
-        code = beta.post("/ha/pairing-code", expect=201).json()["code"]
+        code = beta.post("/ha/pairing-code", expect=201)["code"]
         beta.sql("UPDATE ha_pairing_code SET expires_at = '2000-01-01 00:00:00'")
         expired = alpha.post("/ha/pair", {"peer_url": beta.url, "code": code, "local_url": alpha.url}, expect=422)
-        assert "expired" in expired.json()["detail"][0]["msg"]
+        assert "expired" in expired["detail"][0]["msg"]
 
-        code = beta.post("/ha/pairing-code", expect=201).json()["code"]
+        code = beta.post("/ha/pairing-code", expect=201)["code"]
         wrong = "ABCD-EFGH-JKLM" if code != "ABCD-EFGH-JKLM" else "ABCD-EFGH-JKLN"
         for left in (2, 1, 0):
             answer = alpha.post("/ha/pair", {"peer_url": beta.url, "code": wrong, "local_url": alpha.url}, expect=422)
-            error = answer.json()["detail"][0]
+            error = answer["detail"][0]
             assert error["loc"] == ["body", "code"]
             assert error["msg"].startswith("the pairing code was not accepted by the peer: the pairing code is wrong")
             assert (f"{left} tries left from 127.0.0.1" if left else "no tries left from 127.0.0.1") in error["msg"]
         # alpha's address has used its tries: not even the right code is tried from there.
         limited = alpha.post("/ha/pair", {"peer_url": beta.url, "code": code, "local_url": alpha.url}, expect=429)
-        assert "3 wrong pairing codes came from 127.0.0.1" in limited.json()["detail"]
+        assert "3 wrong pairing codes came from 127.0.0.1" in limited["detail"]
         # Anyone else who reaches the port gets 3 tries per address; 10 wrong tries burn the code.
         forged = {"node": "mallory", "url": "http://127.0.0.1:9", "certificate": None, "peer_certificate": None, "public_key": "11" * 32, "nonce": "22" * 16, "mac": "33" * 32}
         for source, expected in (("127.0.0.2", [401, 401, 401, 429]), ("127.0.0.3", [401, 401, 401, 429]), ("127.0.0.4", [401])):
@@ -96,14 +96,14 @@ def test_wrong_expired_and_burnt_codes_and_a_name_clash_are_refused(tmp_path: Pa
         assert alpha.sql("SELECT count(*) FROM ha_pairing") == [(0,)] == beta.sql("SELECT count(*) FROM ha_pairing")
 
         unreachable = alpha.post("/ha/pair", {"peer_url": "http://127.0.0.1:9", "code": code, "local_url": alpha.url}, expect=422)
-        assert unreachable.json()["detail"][0]["loc"] == ["body", "peer_url"]
+        assert unreachable["detail"][0]["loc"] == ["body", "peer_url"]
 
-        code = beta.post("/ha/pairing-code", expect=201).json()["code"]
+        code = beta.post("/ha/pairing-code", expect=201)["code"]
         alpha.http.put("/api/v1/node", json={"name": "beta"})
         clash = alpha.post("/ha/pair", {"peer_url": beta.url, "code": code, "local_url": alpha.url}, expect=409)
-        assert "both nodes are named 'beta'" in clash.json()["detail"]
+        assert "both nodes are named 'beta'" in clash["detail"]
 
         # With distinct names, a fresh code pairs (the refusals above did not use it up).
         alpha.http.put("/api/v1/node", json={"name": "alpha"})
         alpha.post("/ha/pair", {"peer_url": beta.url, "code": code, "local_url": alpha.url}, expect=200)
-        assert alpha.status()["peer"]["name"] == "beta"
+        assert alpha.ha_status()["peer"]["name"] == "beta"

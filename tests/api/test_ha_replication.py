@@ -39,7 +39,7 @@ def test_commits_on_the_writer_reach_the_standby_which_refuses_shared_changes(tm
         assert beta.get("/node")["name"] == "beta"  # node-local settings stay
         assert beta.get("/changes")["has_changes"] is False
         status = wait_until(
-            lambda: (s := alpha.status())["sync"]["state"] == "in_sync" and s,
+            lambda: (s := alpha.ha_status())["sync"]["state"] == "in_sync" and s,
             WAIT_DEADLINE,
             what="alpha to report in sync",
         )
@@ -63,14 +63,14 @@ def test_commits_on_the_writer_reach_the_standby_which_refuses_shared_changes(tm
         alpha.commit("add mail")
         wait_until(lambda: in_sync(alpha, beta), WAIT_DEADLINE, what="beta to take the second revision")
         assert names(beta) == ["mail", "web"]
-        sync = alpha.post("/ha/sync", expect=200).json()
+        sync = alpha.post("/ha/sync", expect=200)
         assert sync["result"] == "in_sync", sync
 
         # beta is the standby (no VRRP yet: alpha wins the priority rule by name).
         wait_until(
-            lambda: beta.status()["peer"]["reachable"], WAIT_DEADLINE, what="beta to know alpha's priority",
+            lambda: beta.ha_status()["peer"]["reachable"], WAIT_DEADLINE, what="beta to know alpha's priority",
         )
-        assert beta.status()["node"]["writer"] is False and alpha.status()["node"]["writer"] is True
+        assert beta.ha_status()["node"]["writer"] is False and alpha.ha_status()["node"]["writer"] is True
 
         for method, path, body in (
             ("POST", "/services", service("dns", 12)),
@@ -95,9 +95,9 @@ def test_commits_on_the_writer_reach_the_standby_which_refuses_shared_changes(tm
         committed = beta.commit("lower beta's priority")
         assert committed["number"] == before["number"] + 1  # type: ignore[index]
         assert beta.head()["shared_hash"] == before["shared_hash"]  # type: ignore[index]
-        assert beta.post("/revisions", {}).json()["detail"].startswith("nothing to commit")
+        assert beta.post("/revisions", {}, expect=409)["detail"].startswith("nothing to commit")
         wait_until(
-            lambda: alpha.status()["sync"]["state"] == "in_sync", WAIT_DEADLINE, what="alpha still in sync",
+            lambda: alpha.ha_status()["sync"]["state"] == "in_sync", WAIT_DEADLINE, what="alpha still in sync",
         )
         assert beta.get("/services")["count"] == 2  # reads work
 
@@ -111,7 +111,7 @@ def test_a_peer_that_was_down_catches_up(tmp_path: Path) -> None:
         alpha.post("/services", service("mail", 11), expect=201)
         alpha.commit("still down")
         status = wait_until(
-            lambda: (s := alpha.status())["sync"]["state"] == "unreachable" and s,
+            lambda: (s := alpha.ha_status())["sync"]["state"] == "unreachable" and s,
             WAIT_DEADLINE,
             what="alpha to see beta unreachable",
         )
@@ -127,7 +127,7 @@ def test_a_peer_that_was_down_catches_up(tmp_path: Path) -> None:
             WAIT_DEADLINE,
             what="alpha to see beta again",
         )
-        assert wait_until(lambda: alpha.status()["sync"]["state"] == "in_sync", WAIT_DEADLINE, what="in sync")
+        assert wait_until(lambda: alpha.ha_status()["sync"]["state"] == "in_sync", WAIT_DEADLINE, what="in sync")
 
 
 def _split(alpha: Node, beta: Node, gate_a: Gate, gate_b: Gate) -> None:
@@ -141,20 +141,20 @@ def _split(alpha: Node, beta: Node, gate_a: Gate, gate_b: Gate) -> None:
     alpha.vrrp("front", "MASTER")
     beta.vrrp("front", "BACKUP")
     wait_until(
-        lambda: beta.status()["node"]["writer"] is False, WAIT_DEADLINE, what="beta to see alpha active",
+        lambda: beta.ha_status()["node"]["writer"] is False, WAIT_DEADLINE, what="beta to see alpha active",
     )
-    refused = beta.post("/services", service("early", 12), expect=409).json()
+    refused = beta.post("/services", service("early", 12), expect=409)
     assert refused["detail"].startswith("this node is standby; make changes on the active node alpha at " + gate_a.url)
 
     gate_a.cut()
     gate_b.cut()
     wait_until(
-        lambda: alpha.status()["sync"]["state"] == "unreachable" and beta.status()["sync"]["state"] == "unreachable",
+        lambda: alpha.ha_status()["sync"]["state"] == "unreachable" and beta.ha_status()["sync"]["state"] == "unreachable",
         WAIT_DEADLINE,
         what="the partition",
     )
     beta.vrrp("front", "MASTER")  # beta hears no adverts either: both are MASTER now
-    assert beta.status()["node"]["writer"] is True
+    assert beta.ha_status()["node"]["writer"] is True
     alpha.post("/services", service("a-only", 20), expect=201)
     alpha.commit("alpha during the partition")
     beta.post("/services", service("b-only", 21), expect=201)
@@ -170,7 +170,7 @@ def test_divergent_edits_in_a_split_brain_conflict_until_the_operator_picks_a_si
 
         for node in (alpha, beta):
             wait_until(
-                lambda n=node: n.status()["sync"]["state"] == "conflict",
+                lambda n=node: n.ha_status()["sync"]["state"] == "conflict",
                 WAIT_DEADLINE,
                 what=f"{node.name} to see the conflict",
             )
@@ -190,17 +190,17 @@ def test_divergent_edits_in_a_split_brain_conflict_until_the_operator_picks_a_si
             WAIT_DEADLINE,
             what="beta to step down",
         )
-        assert beta.status()["split_brain"]["holding"] is True
+        assert beta.ha_status()["split_brain"]["holding"] is True
         assert not (alpha.maintenance_file.exists() and alpha.maintenance_file.read_text().strip() == "1")
 
-        result = alpha.post("/ha/resolve", {"winner": "local"}, expect=200).json()
+        result = alpha.post("/ha/resolve", {"winner": "local"}, expect=200)
         assert result["result"] == "forced", result
         wait_until(lambda: in_sync(alpha, beta), WAIT_DEADLINE, what="beta to take alpha's configuration")
         beta.login("admin")
         assert names(beta) == ["a-only", "web"]
         assert beta.head()["message"].startswith("forced by alpha")  # type: ignore[index]
         wait_until(
-            lambda: alpha.status()["sync"]["state"] == "in_sync" == beta.status()["sync"]["state"],
+            lambda: alpha.ha_status()["sync"]["state"] == "in_sync" == beta.ha_status()["sync"]["state"],
             WAIT_DEADLINE,
             what="both in sync",
         )
@@ -210,7 +210,7 @@ def test_divergent_edits_in_a_split_brain_conflict_until_the_operator_picks_a_si
         gate_a.cut()
         gate_b.cut()
         wait_until(
-            lambda: beta.status()["sync"]["state"] == "unreachable", WAIT_DEADLINE, what="the partition",
+            lambda: beta.ha_status()["sync"]["state"] == "unreachable", WAIT_DEADLINE, what="the partition",
         )
         beta.post("/ha/maintenance", {"enabled": False}, expect=200)
         beta.vrrp("front", "MASTER")
@@ -221,20 +221,20 @@ def test_divergent_edits_in_a_split_brain_conflict_until_the_operator_picks_a_si
         gate_a.open()
         gate_b.open()
         wait_until(
-            lambda: alpha.status()["sync"]["state"] == "conflict",
+            lambda: alpha.ha_status()["sync"]["state"] == "conflict",
             WAIT_DEADLINE,
             what="alpha to see the second conflict",
         )
 
         # This time beta's side wins: alpha takes beta's configuration.
-        result = alpha.post("/ha/resolve", {"winner": "peer"}, expect=200).json()
+        result = alpha.post("/ha/resolve", {"winner": "peer"}, expect=200)
         assert result["result"] == "pulled", result
         assert in_sync(alpha, beta)
         assert names(alpha) == ["a-only", "b-two", "web"]
         head = alpha.head()
         assert head is not None and head["message"].startswith("forced by beta") and head["lineage"] == beta.head()["lineage"]  # type: ignore[index]
         wait_until(
-            lambda: alpha.status()["sync"]["state"] == "in_sync" == beta.status()["sync"]["state"],
+            lambda: alpha.ha_status()["sync"]["state"] == "in_sync" == beta.ha_status()["sync"]["state"],
             WAIT_DEADLINE,
             what="both in sync again",
         )

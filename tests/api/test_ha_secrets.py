@@ -26,7 +26,7 @@ def every_get(node: Node) -> dict[str, str]:
     service = node.get("/services")["data"][0]["id"]
     revision = node.get("/revisions")["data"][0]["number"]
     paths += ["/api/v1/stats/history?service=web", f"/api/v1/services/{service}", f"/api/v1/services/{service}/backends", f"/api/v1/revisions/{revision}", "/api/v1/openapi.json"]
-    token = node.post("/tokens", {"name": "scrape"}, expect=201).json()["token"]
+    token = node.post("/tokens", {"name": "scrape"}, expect=201)["token"]
     bodies = {}
     for path in paths:
         headers = {"Authorization": f"Bearer {token}"} if path == "/metrics" else {}
@@ -43,7 +43,7 @@ def test_the_pair_key_is_in_no_answer_event_audit_entry_or_log_and_its_database_
         pair(alpha, beta)
         beta.login("admin")  # alpha's accounts replaced beta's
         wait_until(
-            lambda: alpha.status()["sync"]["state"] == "in_sync" == beta.status()["sync"]["state"],
+            lambda: alpha.ha_status()["sync"]["state"] == "in_sync" == beta.ha_status()["sync"]["state"],
             WAIT_DEADLINE,
             what="the pair in sync",
         )

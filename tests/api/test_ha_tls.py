@@ -30,7 +30,7 @@ def test_each_node_pins_the_others_certificate_refuses_another_and_takes_a_signe
         assert alpha.sql("SELECT peer_certificate, announced_certificate FROM ha_pairing") == [(beta_cert, alpha_cert)]
         assert beta.sql("SELECT peer_certificate, announced_certificate FROM ha_pairing") == [(alpha_cert, beta_cert)]
         status = wait_until(
-            lambda: (s := alpha.status())["peer"]["reachable"] and s, WAIT_DEADLINE, what="alpha to see beta",
+            lambda: (s := alpha.ha_status())["peer"]["reachable"] and s, WAIT_DEADLINE, what="alpha to see beta",
         )
         assert status["node"]["certificate"] == alpha_cert
         assert status["peer"]["certificate"] == beta_cert and status["peer"]["untrusted_certificate"] is None
@@ -42,7 +42,7 @@ def test_each_node_pins_the_others_certificate_refuses_another_and_takes_a_signe
         beta.env["FULCRUM_HA_SYNC_INTERVAL"] = "0"
         beta.start()
         refused = wait_until(
-            lambda: (s := alpha.status())["peer"]["untrusted_certificate"] == other and s,
+            lambda: (s := alpha.ha_status())["peer"]["untrusted_certificate"] == other and s,
             WAIT_DEADLINE,
             what="alpha to refuse beta's new certificate",
         )
@@ -58,7 +58,7 @@ def test_each_node_pins_the_others_certificate_refuses_another_and_takes_a_signe
         beta.env["FULCRUM_HA_SYNC_INTERVAL"] = "0.3"
         beta.start()
         trusted = wait_until(
-            lambda: (s := alpha.status())["peer"]["reachable"] and s["peer"]["untrusted_certificate"] is None and s,
+            lambda: (s := alpha.ha_status())["peer"]["reachable"] and s["peer"]["untrusted_certificate"] is None and s,
             WAIT_DEADLINE,
             what="alpha to trust beta's renewed certificate",
         )
@@ -81,10 +81,10 @@ def test_pairing_is_refused_when_the_certificate_seen_is_not_the_one_the_peer_se
         believed = beta.new_certificate()
         beta.tls = served
         beta.start()
-        code = beta.post("/ha/pairing-code", expect=201).json()["code"]
+        code = beta.post("/ha/pairing-code", expect=201)["code"]
         body = {"peer_url": beta.url, "code": code, "local_url": alpha.url}
         response = alpha.post("/ha/pair", body, expect=409)
-        assert f"sees certificate SHA-256 {fingerprint(beta)} here, but this node serves {believed}" in response.json()["detail"]
+        assert f"sees certificate SHA-256 {fingerprint(beta)} here, but this node serves {believed}" in response["detail"]
         assert alpha.sql("SELECT count(*) FROM ha_pairing") == [(0,)] == beta.sql("SELECT count(*) FROM ha_pairing")
 
         # The refusal did not use the code up: with the setting right, the same code pairs.
@@ -97,16 +97,14 @@ def test_pairing_is_refused_when_the_certificate_seen_is_not_the_one_the_peer_se
 
 def trust_served_certificate(node: Node) -> None:
     """The test's own client trusts exactly the certificate the node serves: the uploaded one now."""
-    headers = node.http.headers
-    node.http = node._client()
-    node.http.headers.update(headers)
+    node.reconnect()
 
 
 def test_an_uploaded_certificate_is_pinned_by_the_peer_before_it_is_served(tmp_path: Path) -> None:
     with two_nodes(tmp_path, tls=True) as (alpha, beta, _, _):
         pair(alpha, beta)
         beta.login("admin")  # pairing gave beta alpha's accounts
-        wait_until(lambda: beta.status()["peer"]["reachable"], WAIT_DEADLINE, what="beta to see alpha")
+        wait_until(lambda: beta.ha_status()["peer"]["reachable"], WAIT_DEADLINE, what="beta to see alpha")
         old = fingerprint(alpha)
 
         # The peer cannot be told: refused, and the old certificate stays served and pinned.
@@ -136,7 +134,7 @@ def test_an_uploaded_certificate_is_pinned_by_the_peer_before_it_is_served(tmp_p
         assert alpha.get("/tls/certificate")["fingerprint_sha256"] == pinned
 
         seen = wait_until(
-            lambda: (s := beta.status())["peer"]["certificate"] == pinned and s,
+            lambda: (s := beta.ha_status())["peer"]["certificate"] == pinned and s,
             WAIT_DEADLINE,
             what="beta to reach alpha's new certificate",
         )

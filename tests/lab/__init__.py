@@ -14,6 +14,7 @@ Modelled on the kernel selftests' lib/py (cmd, bkg, defer, wait) and FRR's topot
     lab.ipvs        read and wait on a namespace's IPVS table
     lab.keepalived  run keepalived in a namespace
     lab.bundles     small signed RAUC bundles (the firmware tests, host and image)
+    lab.api_client  the HTTP client of a test node's API (lab.appliance's, tests/api/hanode's)
 """
 
 from lab.cmd import CmdError, bkg, cmd

@@ -27,45 +27,27 @@ a session of its own, as a daemon outlives the API on the appliance).
 from __future__ import annotations
 
 import os
-import secrets
 import signal
 import socket
 import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 
 from fulcrum.apply.keepalived_control import pid_of
+from lab.api_client import API, ApiClient
 from lab.cmd import Exec, python_argv
 from lab.defer import defer
 from lab.netns import run_in
 from lab.wait import StopWaiting, WaitTimeout, wait_until
 
-API = "/api/v1"
 # uvicorn + FastAPI + SQLAlchemy + Alembic + pyroute2 imported over 9p in the emulated VM, then
 # the migrations: a minute or two there.
 START_TIMEOUT = 300
 KEEPALIVED_PIDFILES = ("keepalived.pid", "keepalived-vrrp.pid", "keepalived-checkers.pid", "keepalived-bfd.pid")
 
 
-class ApiError(AssertionError):
-    """An API call answered with an unexpected status (an AssertionError: a failed expectation)."""
-
-    def __init__(self, response: httpx.Response, expected):
-        self.response = response
-        self.status = response.status_code
-        try:
-            self.body = response.json()
-        except ValueError:
-            self.body = response.text
-        super().__init__(
-            f"{response.request.method} {response.request.url.path} answered {self.status}, "
-            f"expected {expected}: {self.body}"
-        )
-
-
-class Appliance(Exec):
+class Appliance(Exec, ApiClient):
     def __init__(
         self,
         ns,
@@ -92,8 +74,7 @@ class Appliance(Exec):
         }
         self._socket: socket.socket | None = None
         self.port = 0
-        self.http: httpx.Client | None = None
-        self.token: str | None = None
+        ApiClient.__init__(self)
         # Placeholder argv: the listening socket's fd number is known only at start().
         super().__init__(["true"], ns, log_path=self.workdir / "api.log")
         # Deferred after stop(), so it runs first (LIFO): keepalived goes, then the API.
@@ -137,17 +118,13 @@ class Appliance(Exec):
     def wait_ready(self, timeout: float = START_TIMEOUT) -> Appliance:
         # With listen_ns the socket lives in that namespace: connect from there too.
         transport = _NamespacedTransport(self.listen_ns) if self.listen_ns is not None else None
-        self.http = httpx.Client(
-            base_url=f"http://{_host(self.listen[0])}:{self.port}{API}", timeout=120, transport=transport
-        )
-        if self.token:
-            self.http.headers["Authorization"] = f"Bearer {self.token}"
+        self.connect(f"http://{_host(self.listen[0])}:{self.port}", timeout=120, transport=transport)
         started = time.monotonic()
 
         def ready() -> bool:
             if not self.running:
                 raise ApiExited(f"{self.description} exited ({self._exit}):\n{self.log()[-4000:]}")
-            return self.http.get("/setup", timeout=5).status_code == 200
+            return self.http.get(f"{API}/setup", timeout=5).status_code == 200
 
         try:
             wait_until(ready, timeout, what=f"{self.description} to answer", interval=0.5)
@@ -157,8 +134,7 @@ class Appliance(Exec):
         return self
 
     def stop(self, timeout: float = 20) -> int | None:
-        if self.http is not None:
-            self.http.close()
+        self.disconnect()
         return super().stop(timeout)
 
     def restart(self) -> Appliance:
@@ -181,124 +157,6 @@ class Appliance(Exec):
         for name in KEEPALIVED_PIDFILES:  # whatever is left, children included
             if (pid := pid_of(self.state_dir / name)) is not None:
                 _signal(pid, signal.SIGKILL)
-
-    # --- HTTP -------------------------------------------------------------------------------
-
-    def call(self, method: str, path: str, *, expect=(200, 201, 204), **kwargs) -> Any:
-        """One request; the decoded JSON (or text, or None); ApiError if the status is not `expect`."""
-        assert self.http is not None, "not started"
-        response = self.http.request(method, path, **kwargs)
-        expected = (expect,) if isinstance(expect, int) else tuple(expect)
-        if response.status_code not in expected:
-            raise ApiError(response, expected)
-        if response.status_code == 204 or not response.content:
-            return None
-        if response.headers.get("content-type", "").startswith("application/json"):
-            return response.json()
-        return response.text
-
-    def get(self, path: str, **kwargs) -> Any:
-        return self.call("GET", path, **kwargs)
-
-    def post(self, path: str, body: Any = None, **kwargs) -> Any:
-        return self.call("POST", path, json=body if body is not None else {}, **kwargs)
-
-    def patch(self, path: str, body: Any, **kwargs) -> Any:
-        return self.call("PATCH", path, json=body, **kwargs)
-
-    def put(self, path: str, body: Any, **kwargs) -> Any:
-        return self.call("PUT", path, json=body, **kwargs)
-
-    def delete(self, path: str, **kwargs) -> Any:
-        return self.call("DELETE", path, **kwargs)
-
-    # --- what a user does -------------------------------------------------------------------
-
-    def setup(self, username: str = "admin", password: str | None = None) -> str:
-        """First-run setup: create the admin, keep its session token. Returns the password."""
-        password = password or secrets.token_urlsafe(18)
-        answer = self.post("/setup", {"username": username, "password": password}, expect=201)
-        self.token = answer["token"]
-        assert self.http is not None
-        self.http.headers["Authorization"] = f"Bearer {self.token}"
-        return password
-
-    def login(self, username: str, password: str) -> None:
-        """A new session (e.g. once pairing has replaced this node's users with the peer's)."""
-        self.http.headers.pop("Authorization", None)
-        self.token = self.post("/auth/login", {"username": username, "password": password})["token"]
-        self.http.headers["Authorization"] = f"Bearer {self.token}"
-
-    def put_node(self, **settings) -> dict:
-        node = self.get("/node")
-        return self.put("/node", {**node, **settings})
-
-    def create_vip_group(self, **group) -> dict:
-        return self.post("/vip-groups", group, expect=201)
-
-    def create_service(self, **spec) -> dict:
-        return self.post("/services", spec, expect=201)
-
-    def update_service(self, service_id: int, **changes) -> dict:
-        return self.patch(f"/services/{service_id}", changes)
-
-    def delete_service(self, service_id: int) -> None:
-        self.delete(f"/services/{service_id}", expect=204)
-
-    def services(self) -> list[dict]:
-        return self.get("/services")["data"]
-
-    def add_backend(self, service_id: int, **backend) -> dict:
-        return self.post(f"/services/{service_id}/backends", backend, expect=201)
-
-    def update_backend(self, service_id: int, backend_id: int, **changes) -> dict:
-        return self.patch(f"/services/{service_id}/backends/{backend_id}", changes)
-
-    def delete_backend(self, service_id: int, backend_id: int) -> None:
-        self.delete(f"/services/{service_id}/backends/{backend_id}", expect=204)
-
-    def commit(self, message: str = "", *, expect_state: str | None = "applied", **body) -> dict:
-        """Commit the candidate; the revision (201). With expect_state, assert its state."""
-        revision = self.post("/revisions", {"message": message, **body}, expect=201)
-        if expect_state is not None:
-            assert revision["state"] == expect_state, f"revision {revision['number']}: {revision['apply_result']}"
-        return revision
-
-    def commit_failure(self, message: str = "", **body) -> dict:
-        """Commit expecting refusal (409: failed and rolled back; 422: rejected); the error body."""
-        return self.post("/revisions", {"message": message, **body}, expect=(409, 422))
-
-    def rollback(self, number: int, **body) -> dict:
-        return self.post(f"/revisions/{number}/rollback", body, expect=201)
-
-    def revisions(self) -> list[dict]:
-        return self.get("/revisions")["data"]
-
-    def revision(self, number: int) -> dict:
-        return self.get(f"/revisions/{number}")
-
-    def status(self) -> dict:
-        return self.get("/status")
-
-    def stats(self) -> dict:
-        return self.get("/stats/current")
-
-    def service_stats(self, name: str) -> dict | None:
-        return next((s for s in self.stats()["services"] if s["name"] == name), None)
-
-    def history(self, service: str, backend: str | None = None, range: str = "5m") -> dict:  # noqa: A002
-        params = {"service": service, "range": range} | ({"backend": backend} if backend else {})
-        return self.get("/stats/history", params=params)
-
-    def events(self, **params) -> list[dict]:
-        return self.get("/events", params=params)["data"]
-
-    def metrics(self) -> str:
-        assert self.http is not None
-        response = self.http.get(f"http://{_host(self.listen[0])}:{self.port}/metrics")
-        if response.status_code != 200:
-            raise ApiError(response, 200)
-        return response.text
 
 
 class ApiExited(StopWaiting, AssertionError):
