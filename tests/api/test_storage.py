@@ -169,6 +169,13 @@ def dispatch(client: TestClient) -> None:
     client.app.state.alert_dispatcher.run_once()  # type: ignore[attr-defined]
 
 
+def syslog_lines(sent: Receivers, count: int) -> list[bytes]:
+    """The syslog receiver's records once `count` have arrived: the dispatcher's sends return when
+    the datagrams are out, and the receiver's thread reads them a moment later."""
+    wait_until(lambda: len(sent.log.lines) >= count, 10, what=f"{count} syslog records")
+    return sent.log.lines
+
+
 def test_rendered_files_finding_no_space_fail_the_commit_and_alert(tmp_path: Path) -> None:
     """The engine's state directory on its own full disk: the render step fails with ENOSPC;
     nothing is applied, the commit is a 507, and an apply.failed event reaches the receivers."""
@@ -189,7 +196,8 @@ def test_rendered_files_finding_no_space_fail_the_commit_and_alert(tmp_path: Pat
         detail = sent.hook.bodies[0]["detail"]
         assert detail["failed_step"] == "render" and detail["disk_full"] is True
         assert detail["origin"] == "commit" and "No space left" in detail["error"]
-        assert len(sent.log.lines) == 1 and b"apply.failed" in sent.log.lines[0]
+        lines = syslog_lines(sent, 1)
+        assert len(lines) == 1 and b"apply.failed" in lines[0]
 
 
 def test_a_reverted_commit_confirmed_revision_alerts(tmp_path: Path) -> None:
@@ -214,7 +222,7 @@ def test_a_reverted_commit_confirmed_revision_alerts(tmp_path: Path) -> None:
         body = sent.hook.bodies[0]
         assert body["severity"] == "warning" and "lock myself out" in body["message"]
         assert body["detail"]["revision"] == 2 and body["detail"]["restored"] == 1
-        assert len(sent.log.lines) == 1
+        assert len(syslog_lines(sent, 1)) == 1
 
 
 def test_the_disk_alarm_is_raised_once_per_stage_and_reaches_the_receivers(tmp_path: Path) -> None:
@@ -242,7 +250,7 @@ def test_the_disk_alarm_is_raised_once_per_stage_and_reaches_the_receivers(tmp_p
             ("disk.filling", "critical", "critical"),
             ("disk.filling", "info", "ok"),
         ]
-        assert len(sent.log.lines) == 3
+        assert len(syslog_lines(sent, 3)) == 3
 
 
 def test_a_replicated_revision_finding_no_space_raises_apply_failed_on_the_standby(tmp_path: Path) -> None:
