@@ -40,7 +40,9 @@ from typing import Any
 
 import httpx
 
-API = "/api/v1"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for lab (run as a script)
+from lab.api_client import ApiClient  # noqa: E402
+
 FIRST_PORT = 20000
 
 
@@ -61,10 +63,11 @@ def timed(action: Any) -> tuple[float, Any]:
     return time.perf_counter() - started, result
 
 
-class Api:
-    """The real API in a child process, on a free loopback port."""
+class Api(ApiClient):
+    """The real API in a child process, on a free loopback port (the calls: lab.api_client)."""
 
     def __init__(self, data_dir: Path) -> None:
+        super().__init__()
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
@@ -75,27 +78,21 @@ class Api:
             [sys.executable, "-m", "uvicorn", "--factory", "fulcrum.main:create_app", "--host", "127.0.0.1",
              "--port", str(self.port), "--log-level", "warning", "--no-access-log"],
             env=env, stdout=self.log, stderr=subprocess.STDOUT)
-        self.http = httpx.Client(base_url=f"http://127.0.0.1:{self.port}{API}", timeout=600)
+        self.connect(f"http://127.0.0.1:{self.port}", timeout=600)
         deadline = time.monotonic() + 120
         while True:
             try:
-                if self.http.get("/setup").status_code == 200:
+                if self.request("GET", "/setup").status_code == 200:
                     break
             except httpx.TransportError:
                 pass
             if self.process.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(f"the API did not start; see {data_dir / 'api.log'}")
             time.sleep(0.2)
-        token = self.call("POST", "/setup", json={"username": "admin", "password": "bench-password-1"})["token"]
-        self.http.headers["Authorization"] = f"Bearer {token}"
-
-    def call(self, method: str, path: str, **kwargs: Any) -> Any:
-        response = self.http.request(method, path, **kwargs)
-        if response.status_code >= 300:
-            raise SystemExit(f"{method} {path}: {response.status_code} {response.text[:500]}")
-        return response.json() if response.content else None
+        self.setup("admin", "bench-password-1")
 
     def stop(self) -> None:
+        self.disconnect()
         self.process.terminate()
         self.process.wait(30)
         self.log.close()
@@ -190,12 +187,12 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 spec = {"name": f"cp{services}", "address": "10.77.0.100", "ports": [FIRST_PORT + services],
                         "scheduler": "rr", "health_check": {"type": "none"},
                         "backends": [{"address": backend_address(total + i)} for i in range(count)]}
-                ids.append(api.call("POST", "/services", json=spec)["id"])
+                ids.append(api.post("/services", spec, expect=201)["id"])
                 total += count
                 services += 1
             level["services"] = services
             level["build_seconds"] = time.perf_counter() - started
-            first = api.call("GET", f"/services/{ids[0]}")["backends"][0]
+            first = api.get(f"/services/{ids[0]}")["backends"][0]
             edits = []
             for rep in range(args.reps):
                 seconds, _ = timed(lambda rep=rep: api.call(
@@ -203,7 +200,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 edits.append(seconds)
             level["api_edit_seconds"] = {"median": statistics.median(edits), "all": edits}
             level.update(full_validation(f"sqlite:///{work / 'fulcrum.db'}"))
-            commit_seconds, revision = timed(lambda: api.call("POST", "/revisions", json={"message": f"{size}"}))
+            commit_seconds, revision = timed(lambda: api.post("/revisions", {"message": f"{size}"}, expect=(200, 201)))
             level["commit"] = {
                 "seconds": commit_seconds, "state": revision["state"],
                 "steps": {"_".join(filter(None, (s["step"], s["daemon"]))): s["seconds"]

@@ -81,7 +81,8 @@ def test_a_capture_on_the_back_interface_holds_packets_to_a_backend(env):
     sender = threading.Thread(target=traffic)
     sender.start()
     try:
-        response = api.http.post(
+        response = api.request(
+            "POST",
             "/diagnostics/capture",
             json={"interface": interface, "count": 3, "seconds": 30, "filter": f"host {backend} and tcp port 7"},
             timeout=60,
