@@ -41,7 +41,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for lab (run as a script)
-from lab.api_client import ApiClient  # noqa: E402
+from lab.api_client import ApiClient
 
 FIRST_PORT = 20000
 
