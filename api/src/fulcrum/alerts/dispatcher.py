@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -23,6 +22,7 @@ from fulcrum.alerts.outbox import mark_failed
 from fulcrum.db import begin_write, unit_of_work
 from fulcrum.models import AlertChannel, AlertCondition, AlertRule, Event
 from fulcrum.models._types import utcnow
+from fulcrum.periodic import PeriodicWorker
 
 log = logging.getLogger(__name__)
 
@@ -77,37 +77,24 @@ def _scope(sessions: sessionmaker[Session]) -> Iterator[Session]:
         yield session
 
 
-class Dispatcher:
+class Dispatcher(PeriodicWorker):
+    thread_name = "alert-dispatcher"
+
     def __init__(
         self,
         sessions: sessionmaker[Session],
         node: Callable[[], NodeView],
         interval: float,
     ) -> None:
+        super().__init__()
         self.session_scope: Callable[[], AbstractContextManager[Session]] = lambda: _scope(sessions)
         self.node = node
         self.interval = interval
         self.retry_at: dict[int, float] = {}  # channel id -> monotonic time of the next attempt
         self.failures: dict[int, int] = {}
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="alert-dispatcher", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.run_once()
-            except Exception:
-                log.exception("alert dispatcher round failed; trying again")
-            self._stop.wait(self.interval)
+    def seconds_between_rounds(self) -> float:
+        return self.interval
 
     def run_once(self, now: datetime | None = None) -> None:
         """One round: every enabled channel not backing off gets its new events and reminders."""

@@ -4,10 +4,10 @@ the events and the audit log to their retention (fulcrum.services.retention)."""
 from __future__ import annotations
 
 import logging
-import threading
 from datetime import UTC, datetime
 
 from fulcrum.db import begin_write
+from fulcrum.periodic import PeriodicWorker
 from fulcrum.services import retention, storage
 from fulcrum.settings import Settings
 from fulcrum.telemetry.hub import Telemetry
@@ -15,29 +15,16 @@ from fulcrum.telemetry.hub import Telemetry
 log = logging.getLogger(__name__)
 
 
-class StorageWatch:
+class StorageWatch(PeriodicWorker):
+    thread_name = "storage-watch"
+
     def __init__(self, telemetry: Telemetry, settings: Settings) -> None:
+        super().__init__()
         self.telemetry = telemetry
         self.settings = settings
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="storage-watch", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.run_once()
-            except Exception:
-                log.exception("storage housekeeping round failed; trying again")
-            self._stop.wait(self.settings.storage_check_seconds)
+    def seconds_between_rounds(self) -> float:
+        return self.settings.storage_check_seconds
 
     def run_once(self, now: datetime | None = None) -> None:
         self.check_disk()
