@@ -180,6 +180,9 @@ class HaRuntime:
             )
             if presented_certificate is not None:
                 self.peer.untrusted_certificate = presented_certificate
+            # In the same hold of the lock: a status read between the two must not pair this
+            # refusal's certificate with the previous failure's message.
+            self.set_sync("unreachable", problem)
         if newly_untrusted:
             events.emit(
                 self.telemetry, "ha.peer_untrusted", Severity.CRITICAL,
@@ -194,7 +197,6 @@ class HaRuntime:
                 f"peer {name} is unreachable: {problem}",
                 {"problem": problem},
             )
-        self.set_sync("unreachable", problem)
 
     # --- this node's own states ----------------------------------------------------------------
 
