@@ -185,6 +185,11 @@ test('HA: the standby says where to edit, and refuses an edit with that banner',
   await expect(b.getByRole('dialog', { name: 'Put lb2 into maintenance?' })).toContainText('fulcrum takes them over');
   await confirm(b, 'Put lb2 into maintenance?', 'Enter maintenance');
   await expect(b.getByTestId('this-node').getByTestId('role')).toHaveText('maintenance');
+  // Toasts stack from below the header: the topmost covers neither the account menu nor the theme toggle.
+  const toasts = b.locator('.mantine-Notifications-root[data-position="top-right"]').getByRole('alert');
+  await expect(toasts.filter({ hasText: 'lb2 is in maintenance.' })).toBeVisible();
+  const [topmost, header] = [await toasts.first().boundingBox(), await b.locator('header').boundingBox()];
+  expect(topmost!.y).toBeGreaterThanOrEqual(header!.y + header!.height);
   await shoot(b, 'ha-standby');
   await nav(b, 'Overview');
   await expect(b.getByText('This node (lb2) is in maintenance', { exact: true })).toBeVisible();
