@@ -10,6 +10,12 @@ from apitest import WEB
 from hanode import WAIT_DEADLINE, pair, two_nodes
 from lab.wait import wait_until
 
+# A measured skew is exact only to half a request's round trip (the peer dates its answer somewhere
+# between sent and received), and the receiver's refusal counts one way's latency in. On a loaded
+# two-core box round trips of 4 s were seen (a 62 s reading of a 60 s skew). Far inside the 30 s
+# limit, so the assertions still tell a right measurement from a wrong one.
+SLACK = 5
+
 
 def test_a_peer_whose_clock_is_a_minute_off_is_refused_and_the_skew_is_shown_and_raised(tmp_path: Path) -> None:
     with two_nodes(tmp_path, beta_clock_offset=60) as (alpha, beta, _, _):
@@ -19,7 +25,8 @@ def test_a_peer_whose_clock_is_a_minute_off_is_refused_and_the_skew_is_shown_and
 
         # alpha's first push is refused by beta, and the refusal says why.
         assert result["sync"]["result"] == "failed", result
-        assert re.search(r"clocks differ by 6[01] s", result["sync"]["message"]), result["sync"]
+        differ = re.search(r"clocks differ by (\d+) s", result["sync"]["message"])
+        assert differ and abs(int(differ[1]) - 60) <= SLACK, result["sync"]
 
         # Each side measures the skew from the other's answers (its refusals included).
         seen_by_alpha = wait_until(
@@ -27,13 +34,13 @@ def test_a_peer_whose_clock_is_a_minute_off_is_refused_and_the_skew_is_shown_and
             WAIT_DEADLINE,
             what="alpha to measure beta's clock",
         )
-        assert 58 < seen_by_alpha["peer"]["clock_offset"] < 62, seen_by_alpha["peer"]
+        assert abs(seen_by_alpha["peer"]["clock_offset"] - 60) <= SLACK, seen_by_alpha["peer"]
         seen_by_beta = wait_until(
             lambda: (s := beta.ha_status())["peer"]["clock_offset"] is not None and s,
             WAIT_DEADLINE,
             what="beta to measure alpha's clock",
         )
-        assert -62 < seen_by_beta["peer"]["clock_offset"] < -58, seen_by_beta["peer"]
+        assert abs(seen_by_beta["peer"]["clock_offset"] + 60) <= SLACK, seen_by_beta["peer"]
 
         # The alarm, on both nodes, and the refusal in the sync state once the peer counts as unreachable.
         for node, direction in ((alpha, "ahead"), (beta, "behind")):
@@ -63,7 +70,7 @@ def test_a_skew_inside_the_window_still_syncs_but_is_raised_well_before_the_limi
             WAIT_DEADLINE,
             what="alpha in sync with beta",
         )
-        assert 13 < status["peer"]["clock_offset"] < 17, status["peer"]
+        assert abs(status["peer"]["clock_offset"] - 15) <= SLACK, status["peer"]
         alarms = wait_until(
             lambda: (e := alpha.get("/events?kind=ha.clock_skew"))["count"] and e,
             WAIT_DEADLINE,
