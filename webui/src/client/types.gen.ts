@@ -1447,41 +1447,9 @@ export type Interfaces = {
 };
 
 /**
- * IpvsConnectionPage
+ * IpvsConnection
  */
-export type IpvsConnectionPage = {
-    /**
-     * Available
-     */
-    available: boolean;
-    /**
-     * Count
-     */
-    count: number;
-    /**
-     * Data
-     */
-    data: Array<IpvsConnectionRead>;
-    /**
-     * Reason
-     */
-    reason?: string | null;
-    /**
-     * States
-     */
-    states: {
-        [key: string]: number;
-    };
-    /**
-     * Total
-     */
-    total: number;
-};
-
-/**
- * IpvsConnectionRead
- */
-export type IpvsConnectionRead = {
+export type IpvsConnection = {
     /**
      * Backend
      */
@@ -1518,6 +1486,38 @@ export type IpvsConnectionRead = {
      * Virtual Port
      */
     virtual_port: number;
+};
+
+/**
+ * IpvsConnectionPage
+ */
+export type IpvsConnectionPage = {
+    /**
+     * Available
+     */
+    available: boolean;
+    /**
+     * Count
+     */
+    count: number;
+    /**
+     * Data
+     */
+    data: Array<IpvsConnection>;
+    /**
+     * Reason
+     */
+    reason?: string | null;
+    /**
+     * States
+     */
+    states: {
+        [key: string]: number;
+    };
+    /**
+     * Total
+     */
+    total: number;
 };
 
 /**

@@ -1,8 +1,7 @@
 import { Alert, Anchor, Badge, Button, Card, Code, Group, NumberInput, Select, SimpleGrid, Stack, Switch, Table, Tabs, Text, TextInput, Title } from '@mantine/core';
-import { useForm } from '@mantine/form';
 import { useDebouncedValue } from '@mantine/hooks';
-import { useMutation, useQuery } from '@tanstack/react-query';
-import { useState, type ReactNode } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
 import { errorMessage } from '../api/errors';
 import {
   captureMutation,
@@ -17,7 +16,8 @@ import {
 } from '../api/queries/diagnostics';
 import { useCan } from '../auth/useCurrentUser';
 import type { HttpGetResult, TcpConnectResult, ToolRun } from '../client/types.gen';
-import { useServerErrors } from '../components/useServerErrors';
+import { DataTable } from '../components/DataTable';
+import { ToolForm } from '../components/ToolForm';
 
 export default function DiagnosticsPage() {
   const canOperate = useCan('commit');
@@ -74,17 +74,6 @@ export default function DiagnosticsPage() {
   );
 }
 
-function ToolCard({ title, children }: { title: string; children: ReactNode }) {
-  return (
-    <Card withBorder aria-label={title} component="section">
-      <Stack gap="xs">
-        <Title order={4}>{title}</Title>
-        {children}
-      </Stack>
-    </Card>
-  );
-}
-
 function RunOutput({ run }: { run: ToolRun }) {
   return (
     <Stack gap={4}>
@@ -101,49 +90,41 @@ function RunOutput({ run }: { run: ToolRun }) {
   );
 }
 
-function FormError({ message }: { message: string | null }) {
-  return message ? <Alert color="red">{message}</Alert> : null;
-}
+const HOST_FIELD = { label: 'Host', placeholder: 'IP address or name', w: 220 };
 
 function PingCard() {
-  const run = useMutation(pingMutation());
-  const form = useForm({ initialValues: { host: '', count: 4 } });
-  const formError = useServerErrors(form, run.error);
   return (
-    <ToolCard title="Ping">
-      <form onSubmit={form.onSubmit((values) => run.mutate(values))}>
-        <Group align="end">
-          <TextInput label="Host" placeholder="IP address or name" {...form.getInputProps('host')} w={220} />
+    <ToolForm
+      title="Ping"
+      mutation={pingMutation()}
+      initialValues={{ host: '', count: 4 }}
+      fields={(form) => (
+        <>
+          <TextInput {...HOST_FIELD} {...form.getInputProps('host')} />
           <NumberInput label="Count" min={1} max={10} {...form.getInputProps('count')} w={90} />
-          <Button type="submit" loading={run.isPending}>
-            Ping
-          </Button>
-        </Group>
-      </form>
-      <FormError message={formError} />
-      {run.data && <RunOutput run={run.data} />}
-    </ToolCard>
+        </>
+      )}
+      submitLabel="Ping"
+      result={(run) => <RunOutput run={run} />}
+    />
   );
 }
 
 function TracerouteCard() {
-  const run = useMutation(tracerouteMutation());
-  const form = useForm({ initialValues: { host: '', max_hops: 15 } });
-  const formError = useServerErrors(form, run.error);
   return (
-    <ToolCard title="Traceroute">
-      <form onSubmit={form.onSubmit((values) => run.mutate(values))}>
-        <Group align="end">
-          <TextInput label="Host" placeholder="IP address or name" {...form.getInputProps('host')} w={220} />
+    <ToolForm
+      title="Traceroute"
+      mutation={tracerouteMutation()}
+      initialValues={{ host: '', max_hops: 15 }}
+      fields={(form) => (
+        <>
+          <TextInput {...HOST_FIELD} {...form.getInputProps('host')} />
           <NumberInput label="Max hops" min={1} max={30} {...form.getInputProps('max_hops')} w={100} />
-          <Button type="submit" loading={run.isPending}>
-            Trace
-          </Button>
-        </Group>
-      </form>
-      <FormError message={formError} />
-      {run.data && <RunOutput run={run.data} />}
-    </ToolCard>
+        </>
+      )}
+      submitLabel="Trace"
+      result={(run) => <RunOutput run={run} />}
+    />
   );
 }
 
@@ -164,23 +145,20 @@ function TcpResult({ result }: { result: TcpConnectResult }) {
 }
 
 function TcpConnectCard() {
-  const run = useMutation(tcpConnectMutation());
-  const form = useForm({ initialValues: { host: '', port: 80, timeout_seconds: 3 } });
-  const formError = useServerErrors(form, run.error);
   return (
-    <ToolCard title="TCP connect">
-      <form onSubmit={form.onSubmit((values) => run.mutate(values))}>
-        <Group align="end">
-          <TextInput label="Host" placeholder="IP address or name" {...form.getInputProps('host')} w={220} />
+    <ToolForm
+      title="TCP connect"
+      mutation={tcpConnectMutation()}
+      initialValues={{ host: '', port: 80, timeout_seconds: 3 }}
+      fields={(form) => (
+        <>
+          <TextInput {...HOST_FIELD} {...form.getInputProps('host')} />
           <NumberInput label="Port" min={1} max={65535} {...form.getInputProps('port')} w={100} />
-          <Button type="submit" loading={run.isPending}>
-            Connect
-          </Button>
-        </Group>
-      </form>
-      <FormError message={formError} />
-      {run.data && <TcpResult result={run.data} />}
-    </ToolCard>
+        </>
+      )}
+      submitLabel="Connect"
+      result={(result) => <TcpResult result={result} />}
+    />
   );
 }
 
@@ -213,23 +191,20 @@ function HttpResult({ result }: { result: HttpGetResult }) {
 }
 
 function HttpGetCard() {
-  const run = useMutation(httpGetMutation());
-  const form = useForm({ initialValues: { url: '', verify_tls: true, timeout_seconds: 5 } });
-  const formError = useServerErrors(form, run.error);
   return (
-    <ToolCard title="HTTP(S) GET">
-      <form onSubmit={form.onSubmit((values) => run.mutate(values))}>
-        <Group align="end">
+    <ToolForm
+      title="HTTP(S) GET"
+      mutation={httpGetMutation()}
+      initialValues={{ url: '', verify_tls: true, timeout_seconds: 5 }}
+      fields={(form) => (
+        <>
           <TextInput label="URL" placeholder="http://10.0.0.5/health" {...form.getInputProps('url')} w={300} />
           <Switch label="Verify TLS" {...form.getInputProps('verify_tls', { type: 'checkbox' })} />
-          <Button type="submit" loading={run.isPending}>
-            Get
-          </Button>
-        </Group>
-      </form>
-      <FormError message={formError} />
-      {run.data && <HttpResult result={run.data} />}
-    </ToolCard>
+        </>
+      )}
+      submitLabel="Get"
+      result={(result) => <HttpResult result={result} />}
+    />
   );
 }
 
@@ -273,42 +248,25 @@ function ConnectionsTab() {
           ))}
         </Group>
       )}
-      <Card withBorder padding={0}>
-        <Table.ScrollContainer minWidth={760}>
-          <Table verticalSpacing={4} fz="sm" aria-label="IPVS connections">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Protocol</Table.Th>
-                <Table.Th>Client</Table.Th>
-                <Table.Th>Virtual</Table.Th>
-                <Table.Th>Backend</Table.Th>
-                <Table.Th>State</Table.Th>
-                <Table.Th>Expires</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {data?.data.map((row) => (
-                <Table.Tr key={`${row.protocol}-${row.client}-${row.client_port}-${row.virtual}-${row.virtual_port}`}>
-                  <Table.Td>{row.protocol}</Table.Td>
-                  <Table.Td className="mono">{endpoint(row.client, row.client_port)}</Table.Td>
-                  <Table.Td className="mono">{endpoint(row.virtual, row.virtual_port)}</Table.Td>
-                  <Table.Td className="mono">{endpoint(row.backend, row.backend_port)}</Table.Td>
-                  <Table.Td>{row.state}</Table.Td>
-                  <Table.Td>{row.expires_seconds} s</Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      </Card>
-      <Group>
-        <Button variant="default" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
-          Previous
-        </Button>
-        <Button variant="default" disabled={!data || offset + PAGE >= data.count} onClick={() => setOffset(offset + PAGE)}>
-          Next
-        </Button>
-      </Group>
+      <DataTable
+        label="IPVS connections"
+        columns={['Protocol', 'Client', 'Virtual', 'Backend', 'State', 'Expires']}
+        rows={data?.data}
+        rowKey={(row) => `${row.protocol}-${row.client}-${row.client_port}-${row.virtual}-${row.virtual_port}`}
+        cells={(row) => (
+          <>
+            <Table.Td>{row.protocol}</Table.Td>
+            <Table.Td className="mono">{endpoint(row.client, row.client_port)}</Table.Td>
+            <Table.Td className="mono">{endpoint(row.virtual, row.virtual_port)}</Table.Td>
+            <Table.Td className="mono">{endpoint(row.backend, row.backend_port)}</Table.Td>
+            <Table.Td>{row.state}</Table.Td>
+            <Table.Td>{row.expires_seconds} s</Table.Td>
+          </>
+        )}
+        minWidth={760}
+        dense
+        paging={{ offset, size: PAGE, count: data?.count, onOffset: setOffset }}
+      />
     </Stack>
   );
 }
@@ -322,60 +280,50 @@ function NeighboursTab() {
   return (
     <Stack>
       {table.error && <Alert color="red">{errorMessage(table.error)}</Alert>}
-      <Card withBorder padding={0}>
-        <Table.ScrollContainer minWidth={600}>
-          <Table verticalSpacing={4} fz="sm" aria-label="Neighbours">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Address</Table.Th>
-                <Table.Th>Interface</Table.Th>
-                <Table.Th>Link-layer address</Table.Th>
-                <Table.Th>State</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {table.data?.data.map((row) => (
-                <Table.Tr key={`${row.interface}-${row.address}`}>
-                  <Table.Td className="mono">{row.address}</Table.Td>
-                  <Table.Td>{row.interface}</Table.Td>
-                  <Table.Td className="mono">{row.lladdr ?? '—'}</Table.Td>
-                  <Table.Td>
-                    {row.states.join(', ')}
-                    {row.router && ' (router)'}
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      </Card>
+      <DataTable
+        label="Neighbours"
+        columns={['Address', 'Interface', 'Link-layer address', 'State']}
+        rows={table.data?.data}
+        rowKey={(row) => `${row.interface}-${row.address}`}
+        cells={(row) => (
+          <>
+            <Table.Td className="mono">{row.address}</Table.Td>
+            <Table.Td>{row.interface}</Table.Td>
+            <Table.Td className="mono">{row.lladdr ?? '—'}</Table.Td>
+            <Table.Td>
+              {row.states.join(', ')}
+              {row.router && ' (router)'}
+            </Table.Td>
+          </>
+        )}
+        minWidth={600}
+        dense
+      />
     </Stack>
   );
 }
 
 function CaptureCard() {
   const interfaces = useQuery(interfacesQuery());
-  const run = useMutation(captureMutation());
-  const form = useForm({ initialValues: { interface: '', count: 100, seconds: 10, filter: '' } });
-  const formError = useServerErrors(form, run.error);
   return (
-    <ToolCard title="Packet capture">
-      <Text size="sm" c="dimmed">
-        At most 1000 packets and 60 seconds; the capture downloads as a pcap file for Wireshark or tcpdump -r.
-      </Text>
-      <form onSubmit={form.onSubmit((values) => run.mutate(values))}>
-        <Group align="end">
+    <ToolForm
+      title="Packet capture"
+      mutation={captureMutation()}
+      initialValues={{ interface: '', count: 100, seconds: 10, filter: '' }}
+      fields={(form) => (
+        <>
           <Select label="Interface" data={interfaces.data?.names ?? []} {...form.getInputProps('interface')} w={160} searchable />
           <NumberInput label="Packets" min={1} max={1000} {...form.getInputProps('count')} w={100} />
           <NumberInput label="Seconds" min={1} max={60} {...form.getInputProps('seconds')} w={100} />
           <TextInput label="Filter" placeholder="tcp port 80 and host 10.0.0.5" {...form.getInputProps('filter')} w={280} />
-          <Button type="submit" loading={run.isPending}>
-            Capture
-          </Button>
-        </Group>
-      </form>
-      <FormError message={formError} />
-      {run.data !== undefined && <Text size="sm">Downloaded {run.data} bytes.</Text>}
-    </ToolCard>
+        </>
+      )}
+      submitLabel="Capture"
+      result={(bytes) => <Text size="sm">Downloaded {bytes} bytes.</Text>}
+    >
+      <Text size="sm" c="dimmed">
+        At most 1000 packets and 60 seconds; the capture downloads as a pcap file for Wireshark or tcpdump -r.
+      </Text>
+    </ToolForm>
   );
 }

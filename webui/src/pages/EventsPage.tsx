@@ -1,9 +1,10 @@
-import { Badge, Card, Group, Select, Stack, Switch, Table, Tabs, Text, TextInput, Title } from '@mantine/core';
+import { Badge, Group, Select, Stack, Switch, Table, Tabs, TextInput, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { auditQuery } from '../api/queries/audit';
 import { eventsQuery } from '../api/queries/telemetry';
+import { DataTable } from '../components/DataTable';
 import { dateTime } from '../lib/format';
 
 export default function EventsPage() {
@@ -56,41 +57,26 @@ function EventsTab() {
         />
         <TextInput aria-label="Service" placeholder="Service name" value={service} onChange={(e) => setService(e.currentTarget.value)} w={220} />
       </Group>
-      <Card withBorder padding={0}>
-        <Table.ScrollContainer minWidth={640}>
-          <Table verticalSpacing="xs">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>When</Table.Th>
-                <Table.Th>Severity</Table.Th>
-                <Table.Th>Kind</Table.Th>
-                <Table.Th>Where</Table.Th>
-                <Table.Th>What happened</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {events.data?.data.map((e) => (
-                <Table.Tr key={e.id}>
-                  <Table.Td style={{ whiteSpace: 'nowrap' }}>{dateTime(e.at)}</Table.Td>
-                  <Table.Td>
-                    <Badge color={SEVERITY_COLOR[e.severity]} variant="light">
-                      {e.severity}
-                    </Badge>
-                  </Table.Td>
-                  <Table.Td>{e.kind}</Table.Td>
-                  <Table.Td className="mono">{[e.service, e.backend].filter(Boolean).join(' → ') || '—'}</Table.Td>
-                  <Table.Td>{e.message}</Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-        {events.data?.count === 0 && (
-          <Text c="dimmed" ta="center" p="md">
-            No events match. Health-check and VRRP events appear here as they happen.
-          </Text>
+      <DataTable
+        columns={['When', 'Severity', 'Kind', 'Where', 'What happened']}
+        rows={events.data?.data}
+        rowKey={(e) => e.id}
+        cells={(e) => (
+          <>
+            <Table.Td style={{ whiteSpace: 'nowrap' }}>{dateTime(e.at)}</Table.Td>
+            <Table.Td>
+              <Badge color={SEVERITY_COLOR[e.severity]} variant="light">
+                {e.severity}
+              </Badge>
+            </Table.Td>
+            <Table.Td>{e.kind}</Table.Td>
+            <Table.Td className="mono">{[e.service, e.backend].filter(Boolean).join(' → ') || '—'}</Table.Td>
+            <Table.Td>{e.message}</Table.Td>
+          </>
         )}
-      </Card>
+        minWidth={640}
+        empty="No events match. Health-check and VRRP events appear here as they happen."
+      />
     </Stack>
   );
 }
@@ -109,45 +95,28 @@ function AuditTab() {
         <TextInput aria-label="User" placeholder="User" value={username} onChange={(e) => setUsername(e.currentTarget.value)} w={180} />
         <Switch label="Failures only" checked={failedOnly} onChange={(e) => setFailedOnly(e.currentTarget.checked)} />
       </Group>
-      <Card withBorder padding={0}>
-        <Table.ScrollContainer minWidth={720}>
-          <Table verticalSpacing="xs">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>When</Table.Th>
-                <Table.Th>Who</Table.Th>
-                <Table.Th>From</Table.Th>
-                <Table.Th>Action</Table.Th>
-                <Table.Th>Target</Table.Th>
-                <Table.Th>Revision</Table.Th>
-                <Table.Th>Result</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {rows.map((r) => (
-                <Table.Tr key={r.id}>
-                  <Table.Td style={{ whiteSpace: 'nowrap' }}>{dateTime(r.at)}</Table.Td>
-                  <Table.Td>{r.username}</Table.Td>
-                  <Table.Td className="mono">{r.source}</Table.Td>
-                  <Table.Td className="mono">{r.action}</Table.Td>
-                  <Table.Td>{r.target}</Table.Td>
-                  <Table.Td className="num">{r.revision ?? '—'}</Table.Td>
-                  <Table.Td>
-                    <Badge color={r.success ? 'green' : 'red'} variant="light">
-                      {r.success ? 'ok' : 'failed'}
-                    </Badge>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-        {audit.data && rows.length === 0 && (
-          <Text c="dimmed" ta="center" p="md">
-            No entries match.
-          </Text>
+      <DataTable
+        columns={['When', 'Who', 'From', 'Action', 'Target', 'Revision', 'Result']}
+        rows={audit.data && rows}
+        rowKey={(r) => r.id}
+        cells={(r) => (
+          <>
+            <Table.Td style={{ whiteSpace: 'nowrap' }}>{dateTime(r.at)}</Table.Td>
+            <Table.Td>{r.username}</Table.Td>
+            <Table.Td className="mono">{r.source}</Table.Td>
+            <Table.Td className="mono">{r.action}</Table.Td>
+            <Table.Td>{r.target}</Table.Td>
+            <Table.Td className="num">{r.revision ?? '—'}</Table.Td>
+            <Table.Td>
+              <Badge color={r.success ? 'green' : 'red'} variant="light">
+                {r.success ? 'ok' : 'failed'}
+              </Badge>
+            </Table.Td>
+          </>
         )}
-      </Card>
+        minWidth={720}
+        empty="No entries match."
+      />
     </Stack>
   );
 }

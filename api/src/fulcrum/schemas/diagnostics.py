@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from fulcrum.apply.capture import MAX_PACKETS, MAX_SECONDS, BpfFilter, InterfaceName
+from fulcrum.dataplane.ipvs_connections import IpvsConnection
 
 MAX_HOST = 253
 MAX_URL = 2048
@@ -127,22 +128,10 @@ class Interfaces(BaseModel):
     names: list[str]
 
 
-class IpvsConnectionRead(BaseModel):
-    protocol: str
-    client: str
-    client_port: int
-    virtual: str
-    virtual_port: int
-    backend: str
-    backend_port: int
-    state: str
-    expires_seconds: int
-
-
 class IpvsConnectionPage(BaseModel):
     available: bool
     reason: str | None = None
-    data: list[IpvsConnectionRead]
+    data: list[IpvsConnection]  # the data plane's own row: pydantic serialises the dataclass
     count: int  # matching the filter
     states: dict[str, int]  # of those, per state
     total: int  # in the whole table

@@ -25,7 +25,6 @@ from fulcrum.schemas.diagnostics import (
     HttpGetRequest,
     HttpGetResult,
     IpvsConnectionPage,
-    IpvsConnectionRead,
     NeighbourRead,
     NeighbourTable,
     PingRequest,
@@ -229,7 +228,7 @@ def connections(
         raise DiagnosticFailed(f"cannot read {path}: {error.strerror or error}") from error
     return IpvsConnectionPage(
         available=True,
-        data=[IpvsConnectionRead.model_validate(entry, from_attributes=True) for entry in page.entries],
+        data=page.entries,
         count=page.count,
         states=page.states,
         total=page.total,
