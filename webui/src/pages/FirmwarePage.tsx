@@ -62,7 +62,7 @@ function SlotsCard({ status }: { status: FirmwareStatus }) {
           </Alert>
         )}
         {status.slots.length > 0 && (
-          <Table.ScrollContainer minWidth={600}>
+          <Table.ScrollContainer minWidth={720}>
             <Table>
               <Table.Thead>
                 <Table.Tr>
@@ -92,10 +92,10 @@ function SlotRow({ slot }: { slot: FirmwareSlot }) {
     <Table.Tr data-testid={`slot-${slot.name}`}>
       <Table.Td className="mono">{slot.name}</Table.Td>
       <Table.Td>{slot.bootname ?? '—'}</Table.Td>
-      <Table.Td>{slot.version ?? <Text span c="dimmed" size="sm">not installed by RAUC</Text>}</Table.Td>
-      <Table.Td>{slot.state === 'booted' ? <Badge color="blue">booted</Badge> : slot.state}</Table.Td>
+      <Table.Td>{slot.version ?? '—'}</Table.Td>
+      <Table.Td>{slot.state === 'booted' ? <Badge color="blue" miw="max-content">booted</Badge> : slot.state}</Table.Td>
       <Table.Td>
-        {slot.boot_status ? <Badge color={BOOT_STATUS_COLOR[slot.boot_status] ?? 'gray'}>{slot.boot_status}</Badge> : '—'}
+        {slot.boot_status ? <Badge color={BOOT_STATUS_COLOR[slot.boot_status] ?? 'gray'} miw="max-content">{slot.boot_status}</Badge> : '—'}
       </Table.Td>
       <Table.Td className="mono">{slot.device}</Table.Td>
     </Table.Tr>
