@@ -30,6 +30,7 @@ const ChangePasswordPage = lazy(() => import('./pages/ChangePasswordPage'));
 const ImportPage = lazy(() => import('./pages/ImportPage'));
 const BackupPage = lazy(() => import('./pages/BackupPage'));
 const CertificatePage = lazy(() => import('./pages/CertificatePage'));
+const FirmwarePage = lazy(() => import('./pages/FirmwarePage'));
 const LogsPage = lazy(() => import('./pages/LogsPage'));
 const DiagnosticsPage = lazy(() => import('./pages/DiagnosticsPage'));
 
@@ -76,6 +77,7 @@ export function App() {
                   <Route path="/import" element={<ImportPage />} />
                   <Route path="/system/backup" element={<BackupPage />} />
                   <Route path="/system/certificate" element={<CertificatePage />} />
+                  <Route path="/system/firmware" element={<FirmwarePage />} />
                   <Route path="/system/logs" element={<LogsPage />} />
                   <Route path="/system/diagnostics" element={<DiagnosticsPage />} />
                   <Route path="/account/password" element={<ChangePasswordPage />} />

@@ -5,6 +5,7 @@ import {
   IconBell,
   IconBook,
   IconCertificate,
+  IconCpu,
   IconDatabaseExport,
   IconGauge,
   IconFileImport,
@@ -63,6 +64,7 @@ export function Layout({ children }: { children: ReactNode }) {
         { to: '/alerts', label: 'Alerts', icon: IconBell },
         { to: '/system/backup', label: 'Backup', icon: IconDatabaseExport },
         { to: '/system/certificate', label: 'Certificate', icon: IconCertificate },
+        { to: '/system/firmware', label: 'Firmware', icon: IconCpu },
       ]
     : [...NAV, ...system];
   return (

@@ -1,4 +1,4 @@
-import { bitsPerSecond, compact, endpoint, relativeTime } from './format';
+import { bitsPerSecond, byteSize, compact, endpoint, relativeTime } from './format';
 
 describe('format', () => {
   it('compacts numbers', () => {
@@ -11,6 +11,12 @@ describe('format', () => {
 
   it('turns bytes per second into bits per second', () => {
     expect(bitsPerSecond(125_000)).toBe('1.0Mbit/s');
+  });
+
+  it('sizes bytes in decimal units', () => {
+    expect(byteSize(512)).toBe('512B');
+    expect(byteSize(73_728)).toBe('74kB');
+    expect(byteSize(1_610_612_736)).toBe('1.6GB');
   });
 
   it('brackets IPv6 endpoints', () => {

@@ -16,6 +16,11 @@ export function compact(value: number | null | undefined, digits = 1): string {
   return `${value < 0 ? '-' : ''}${text}${UNITS[unit]}`;
 }
 
+/** A size in bytes, decimal as disks and downloads are sized: "1.5GB". */
+export function byteSize(bytes: number): string {
+  return `${compact(bytes)}B`;
+}
+
 /** IPVS reports bytes per second; networks are sized in bits. */
 export function bitsPerSecond(bytesPerSecond: number | null | undefined): string {
   if (bytesPerSecond === null || bytesPerSecond === undefined) return '—';

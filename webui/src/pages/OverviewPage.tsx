@@ -16,7 +16,7 @@ import { HealthBadge, RevisionStateBadge } from '../components/StateBadges';
 import { Sparkline } from '../components/Sparkline';
 import { computeAlarms } from '../lib/alarms';
 import { lastingUnknownRoles, ROLE, syncSummary } from '../lib/ha';
-import { bitsPerSecond, compact, endpoint } from '../lib/format';
+import { bitsPerSecond, byteSize, compact, endpoint } from '../lib/format';
 
 export function OverviewPage() {
   const status = useQuery(statusQuery());
@@ -206,7 +206,6 @@ const STAGE_COLOR = { ok: 'teal', warning: 'yellow', critical: 'red' } as const;
 function DiskCard() {
   const storage = useQuery(storageQuery());
   const disk = storage.data?.disk;
-  const bytes = (value: number) => `${compact(value)}B`;
   return (
     <Card withBorder data-testid="disk-card">
       <Text size="xs" c="dimmed" tt="uppercase" fw={600}>
@@ -220,8 +219,8 @@ function DiskCard() {
           </Group>
           <Progress value={disk.used_percent} color={STAGE_COLOR[disk.stage]} mt={4} aria-label="Data disk used" />
           <Text size="sm" c="dimmed" mt={4}>
-            {bytes(disk.free_bytes)} free of {bytes(disk.total_bytes)} on {disk.path}; database {bytes(disk.database_bytes)},
-            WAL {bytes(disk.wal_bytes)}.
+            {byteSize(disk.free_bytes)} free of {byteSize(disk.total_bytes)} on {disk.path}; database {byteSize(disk.database_bytes)},
+            WAL {byteSize(disk.wal_bytes)}.
           </Text>
         </>
       ) : (
