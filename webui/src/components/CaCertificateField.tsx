@@ -18,6 +18,7 @@ export function CaCertificateField({ channel, inputProps, onLoad }: { channel: T
       <Divider label="TLS" labelPosition="left" />
       <PemField
         label="CA certificate (PEM)"
+        noun="the CA certificate"
         description="Optional, for a server with a private CA: only these CA certificates are trusted instead of the system's. The server's name is checked either way."
         value={channel.ca_certificate}
         onLoad={onLoad}
