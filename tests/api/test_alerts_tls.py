@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from fulcrum.alerts import senders
 from certmaker import Issued, issue, key_pem, pem, server_context
 from lab.alert_receivers import smtp_sink, syslog_receiver, webhook_receiver
 
@@ -178,6 +179,24 @@ def test_without_the_private_ca_the_certificate_is_refused_and_reported(
     assert "set the channel's CA certificate" in result["answer"], result
     shown = client.get(f"{CHANNELS}/{channel_id}").json()
     assert shown["last_error"] == result["answer"] and shown["last_success_at"] is None
+
+
+def test_a_refused_webhook_certificate_is_not_retried(
+    client: TestClient, private_ca: PrivateCa, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Connection errors and 5xx are retried with back-off; the same certificate would be refused again.
+    attempts: list[str] = []
+    post = senders._post
+
+    def counted(url: str, *rest: Any) -> tuple[int, str]:
+        attempts.append(url)
+        return post(url, *rest)
+
+    monkeypatch.setattr(senders, "_post", counted)
+    with https_webhook(private_ca.for_localhost) as delivery:
+        _, result = _test_button(client, delivery, None)
+    assert result["ok"] is False and "CERTIFICATE_VERIFY_FAILED" in result["answer"], result
+    assert attempts == [delivery.config["url"]]
 
 
 @pytest.mark.parametrize("kind", SERVERS)
