@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:tls';
 import { ADMIN, login, nav, shoot } from './helpers';
 
 test.describe.configure({ mode: 'serial' });
+// Named system-*: it runs after dashboard.spec.ts, whose first test sets the admin up on a fresh API.
 
 // A real syslog-over-TLS receiver (RFC 5425) in the test process, its certificate for 127.0.0.1
 // made by a private CA: the appliance trusts it only with that CA in the channel.
@@ -53,7 +54,8 @@ test('alerts over TLS: the CA field only where TLS applies, a bad CA at its fiel
   const caField = page.getByLabel('CA certificate (PEM)');
 
   // Remote syslog over UDP makes no TLS connection: no CA field until the transport is TLS.
-  await page.getByLabel(/^Name/).fill('tls-syslog');
+  const name = `tls-syslog-${receiverPort}`; // one of its own on an API that runs on (--repeat-each)
+  await page.getByLabel(/^Name/).fill(name);
   await page.getByRole('textbox', { name: 'Type' }).click();
   await page.getByRole('option', { name: 'Remote syslog' }).click();
   await expect(caField).toHaveCount(0);
@@ -71,7 +73,7 @@ test('alerts over TLS: the CA field only where TLS applies, a bad CA at its fiel
 
   await caField.fill(caPem);
   await page.getByRole('button', { name: 'Add channel' }).click();
-  const row = page.getByRole('table', { name: 'Alert channels' }).getByRole('row', { name: /tls-syslog/ });
+  const row = page.getByRole('table', { name: 'Alert channels' }).getByRole('row', { name: new RegExp(name) });
   await expect(row).toBeVisible();
   await row.getByRole('button', { name: 'Test' }).click();
   await expect(page.getByTestId('test-answer')).toHaveText(new RegExp(`^sent \\d+ bytes over tls to 127\\.0\\.0\\.1:${receiverPort}$`));
