@@ -4,8 +4,11 @@ server certificates with any validity, names and key."""
 from __future__ import annotations
 
 import ipaddress
+import ssl
+import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -75,3 +78,14 @@ def chain(server_names: list[str] | None = None) -> tuple[Issued, Issued, Issued
     intermediate = issue("Test Intermediate", root, ca=True)
     server = issue("lb.example.net", intermediate, names=server_names or ["lb.example.net", "127.0.0.1"])
     return root, intermediate, server
+
+
+def server_context(server: Issued, *intermediates: Issued) -> ssl.SSLContext:
+    """A TLS server's context presenting `server` (and the intermediates after it)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    with tempfile.TemporaryDirectory() as directory:  # load_cert_chain reads only files
+        chain_file, key_file = Path(directory, "chain.pem"), Path(directory, "key.pem")
+        chain_file.write_text(pem(server.certificate, *(i.certificate for i in intermediates)))
+        key_file.write_text(key_pem(server.key))
+        context.load_cert_chain(chain_file, key_file)
+    return context

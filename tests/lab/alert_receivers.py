@@ -1,5 +1,7 @@
 """Real local servers the alert tests deliver to: an SMTP sink (aiosmtpd), an HTTP receiver
-that checks the HMAC signature, and syslog receivers on UDP and TCP sockets.
+that checks the HMAC signature, and syslog receivers on UDP and TCP sockets. Given a server-side
+ssl.SSLContext, each speaks TLS: the SMTP sink with STARTTLS (required) or implicit TLS, the
+webhook receiver HTTPS, the TCP syslog receiver RFC 5425 syslog over TLS.
 
 Used by the host tests (tests/api) and the VM lab (tests/kernel), where they are started from a
 thread inside the LB's namespace (lab.netns.run_in): the threads they start stay in it."""
@@ -10,6 +12,7 @@ import hashlib
 import hmac
 import json
 import socket
+import ssl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,8 +47,14 @@ class SmtpSink:
 
 @contextmanager
 def smtp_sink(
-    username: str | None = None, password: str | None = None, host: str = "127.0.0.1"
+    username: str | None = None,
+    password: str | None = None,
+    host: str = "127.0.0.1",
+    tls: ssl.SSLContext | None = None,
+    implicit_tls: bool = False,
 ) -> Iterator[SmtpSink]:
+    """With `tls`: STARTTLS, required before anything else (and before AUTH), or with
+    `implicit_tls` TLS from the first byte (port-465 style)."""
     sink = SmtpSink(free_port(host))
 
     def authenticate(server: Any, session: Any, envelope: Any, mechanism: str, data: Any) -> AuthResult:
@@ -57,8 +66,16 @@ def smtp_sink(
             sink.logins.append((data.login.decode(), data.password.decode()))
         return AuthResult(success=ok, handled=False)
 
-    auth: dict[str, Any] = {"authenticator": authenticate, "auth_require_tls": False} if username else {}
-    controller = Controller(sink, hostname=host, port=sink.port, **auth)
+    starttls = tls is not None and not implicit_tls
+    # aiosmtpd counts only STARTTLS as TLS for AUTH: without it (plain or implicit TLS) the check is off.
+    options: dict[str, Any] = {"auth_require_tls": starttls}
+    if username:
+        options.update(authenticator=authenticate, auth_required=starttls)
+    if starttls:
+        options.update(tls_context=tls, require_starttls=True)
+    controller = Controller(
+        sink, hostname=host, port=sink.port, ssl_context=tls if implicit_tls else None, **options
+    )
     controller.start()
     try:
         yield sink
@@ -79,9 +96,11 @@ class WebhookReceiver:
 
 
 @contextmanager
-def webhook_receiver(secret: str, status: int = 200, host: str = "127.0.0.1") -> Iterator[WebhookReceiver]:
+def webhook_receiver(
+    secret: str, status: int = 200, host: str = "127.0.0.1", tls: ssl.SSLContext | None = None
+) -> Iterator[WebhookReceiver]:
     port = free_port(host)
-    receiver = WebhookReceiver(f"http://{host}:{port}/hook", secret, status)
+    receiver = WebhookReceiver(f"{'https' if tls else 'http'}://{host}:{port}/hook", secret, status)
     receiver.release.set()
 
     class Handler(BaseHTTPRequestHandler):
@@ -104,6 +123,8 @@ def webhook_receiver(secret: str, status: int = 200, host: str = "127.0.0.1") ->
             pass
 
     server = ThreadingHTTPServer((host, port), Handler)
+    if tls:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -121,8 +142,11 @@ class SyslogReceiver:
 
 
 @contextmanager
-def syslog_receiver(transport: str, host: str = "127.0.0.1") -> Iterator[SyslogReceiver]:
-    """UDP: one datagram per record. TCP: octet-counted records (RFC 6587), parsed strictly."""
+def syslog_receiver(
+    transport: str, host: str = "127.0.0.1", tls: ssl.SSLContext | None = None
+) -> Iterator[SyslogReceiver]:
+    """UDP: one datagram per record. TCP: octet-counted records (RFC 6587), parsed strictly; with
+    `tls`, over TLS (RFC 5425, the same framing). A refused handshake is dropped."""
     kind = socket.SOCK_DGRAM if transport == "udp" else socket.SOCK_STREAM
     sock = socket.socket(socket.AF_INET, kind)
     sock.bind((host, 0))
@@ -149,9 +173,14 @@ def syslog_receiver(transport: str, host: str = "127.0.0.1") -> Iterator[SyslogR
                 conn, _ = sock.accept()
             except TimeoutError:
                 continue
-            with conn:
+            try:
+                stream = tls.wrap_socket(conn, server_side=True) if tls else conn
+            except OSError:  # the client refused the certificate: nothing was sent
+                conn.close()
+                continue
+            with stream:
                 data = b""
-                while chunk := conn.recv(65535):
+                while chunk := stream.recv(65535):
                     data += chunk
             while data:
                 length, _, rest = data.partition(b" ")

@@ -2951,6 +2951,10 @@ export type Severity = 'info' | 'warning' | 'critical';
  */
 export type SmtpConfig = {
     /**
+     * Ca Certificate
+     */
+    ca_certificate?: string | null;
+    /**
      * From Address
      */
     from_address: string;
@@ -3154,6 +3158,10 @@ export type SyncResult = {
  * SyslogConfig
  */
 export type SyslogConfig = {
+    /**
+     * Ca Certificate
+     */
+    ca_certificate?: string | null;
     /**
      * Facility
      */
@@ -3660,6 +3668,10 @@ export type Vlan = {
  * WebhookConfig
  */
 export type WebhookConfig = {
+    /**
+     * Ca Certificate
+     */
+    ca_certificate?: string | null;
     /**
      * Type
      */

@@ -16,6 +16,7 @@ import {
 } from '../api/queries/alerts';
 import { useCan } from '../auth/useCurrentUser';
 import type { ChannelRead, ChannelWrite, RuleWrite, TestResult } from '../client/types.gen';
+import { CaCertificateField, usesTls } from '../components/CaCertificateField';
 import { ConfirmDeleteButton } from '../components/ConfirmDeleteButton';
 import { useServerErrors } from '../components/useServerErrors';
 import { dateTime } from '../lib/format';
@@ -185,19 +186,21 @@ type ChannelForm = {
   to_addresses: string;
   url: string;
   secret: string;
+  ca_certificate: string;
 };
 
 function channelBody(v: ChannelForm): ChannelWrite {
   const port = v.port === '' ? undefined : Number(v.port);
   const secret = v.secret === '' ? null : v.secret;
+  const ca_certificate = usesTls(v) && v.ca_certificate.trim() ? v.ca_certificate : null;
   if (v.type === 'smtp') {
     const to = v.to_addresses.split(',').map((a) => a.trim()).filter(Boolean);
     const config = { type: 'smtp' as const, host: v.host, port, security: v.security as 'starttls' | 'tls' | 'none',
-      username: v.username === '' ? null : v.username, from_address: v.from_address, to_addresses: to };
+      username: v.username === '' ? null : v.username, from_address: v.from_address, to_addresses: to, ca_certificate };
     return { name: v.name, config, secret };
   }
-  if (v.type === 'webhook') return { name: v.name, config: { type: 'webhook', url: v.url }, secret };
-  return { name: v.name, config: { type: 'syslog', host: v.host, port, transport: v.transport as 'udp' | 'tcp' | 'tls' }, secret: null };
+  if (v.type === 'webhook') return { name: v.name, config: { type: 'webhook', url: v.url, ca_certificate }, secret };
+  return { name: v.name, config: { type: 'syslog', host: v.host, port, transport: v.transport as 'udp' | 'tcp' | 'tls', ca_certificate }, secret: null };
 }
 
 /** The API names a channel's field as config.<type>.<field> (or its list index after it). */
@@ -212,7 +215,7 @@ function NewChannel() {
   const create = useMutation(createChannelMutation(queryClient));
   const form = useForm<ChannelForm>({
     initialValues: { name: '', type: 'smtp', host: '', port: '', security: 'starttls', transport: 'udp', username: '',
-      from_address: '', to_addresses: '', url: '', secret: '' },
+      from_address: '', to_addresses: '', url: '', secret: '', ca_certificate: '' },
   });
   const formError = useServerErrors(form, create.error, formField);
   const type = form.values.type;
@@ -254,6 +257,7 @@ function NewChannel() {
             <PasswordInput label={type === 'smtp' ? 'Password' : 'Signing secret'} description="Stored on this node; never shown again"
               required={type === 'webhook'} {...form.getInputProps('secret')} w={220} />
           )}
+          <CaCertificateField channel={form.values} inputProps={form.getInputProps('ca_certificate')} onLoad={(pem) => form.setFieldValue('ca_certificate', pem)} />
         </Group>
         <Button type="submit" mt="md" loading={create.isPending}>Add channel</Button>
         {formError && <Alert color="red" mt="sm">{formError}</Alert>}

@@ -1,4 +1,4 @@
-import { Alert, Badge, Button, Card, FileButton, Group, Stack, Table, Text, Textarea, TextInput, Title } from '@mantine/core';
+import { Alert, Badge, Button, Card, Group, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useForm } from '@mantine/form';
 import { notifications } from '@mantine/notifications';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -7,11 +7,11 @@ import { errorMessage } from '../api/errors';
 import { certificateQuery, createCsrMutation, csrQuery, putCertificateMutation } from '../api/queries/tls';
 import type { ServedCertificate } from '../client/types.gen';
 import { PageLoader } from '../components/PageLoader';
+import { PemField } from '../components/PemField';
 import { useServerErrors } from '../components/useServerErrors';
 
 const EXPIRY_WARNING_DAYS = 30; // the API raises its expiry alarm as far ahead
 const DAY = 86_400_000;
-const mono = { input: { fontFamily: 'var(--mantine-font-family-monospace)' } };
 
 function downloadText(text: string, filename: string) {
   const url = URL.createObjectURL(new Blob([text], { type: 'application/pkcs10' }));
@@ -73,19 +73,6 @@ function CurrentCertificate({ served }: { served: ServedCertificate }) {
         </Table>
       </Stack>
     </Card>
-  );
-}
-
-function PemField({ label, description, value, onLoad, inputProps }: { label: string; description: string; value: string; onLoad: (text: string) => void; inputProps: object }) {
-  return (
-    <Stack gap={4}>
-      <Textarea label={label} description={description} autosize minRows={4} maxRows={14} styles={mono} value={value} {...inputProps} />
-      <Group>
-        <FileButton onChange={(file) => void file?.text().then(onLoad)}>
-          {(props) => <Button variant="default" size="xs" {...props}>{`Load ${label.toLowerCase()} from a file…`}</Button>}
-        </FileButton>
-      </Group>
-    </Stack>
   );
 }
 

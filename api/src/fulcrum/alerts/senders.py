@@ -43,8 +43,21 @@ def send(channel_type: str, config: dict[str, Any], secret: str | None, alert: A
         if channel_type == "syslog":
             return send_syslog(config, alert)
     except (OSError, smtplib.SMTPException, http.client.HTTPException) as exc:
-        raise DeliveryFailed(f"{type(exc).__name__}: {exc}") from exc
+        raise DeliveryFailed(_described(exc, config)) from exc
     raise DeliveryFailed(f"unknown channel type {channel_type}")
+
+
+def _described(exc: Exception, config: dict[str, Any]) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, ssl.SSLCertVerificationError) and not config.get("ca_certificate"):
+        text += "; if the server's certificate is from a private CA, set the channel's CA certificate"
+    return text
+
+
+def _tls_context(config: dict[str, Any]) -> ssl.SSLContext:
+    """The channel's own CAs when it has them (a private CA), else the system's. Either way the
+    server's certificate must name the host the channel connects to."""
+    return ssl.create_default_context(cadata=config.get("ca_certificate"))
 
 
 # --- e-mail ---------------------------------------------------------------------------------------
@@ -74,7 +87,7 @@ def email_message(config: dict[str, Any], alert: Alert) -> EmailMessage:
 
 
 def send_email(config: dict[str, Any], password: str | None, alert: Alert) -> str:
-    context = ssl.create_default_context()
+    context = _tls_context(config)
     host, port, security = config["host"], config["port"], config["security"]
     smtp = (
         smtplib.SMTP_SSL(host, port, timeout=TIMEOUT, context=context)
@@ -123,7 +136,9 @@ def send_webhook(config: dict[str, Any], secret: str | None, alert: Alert) -> st
         if attempt:
             time.sleep(WEBHOOK_BACKOFF * 2 ** (attempt - 1))
         try:
-            status, reason = _post(config["url"], body, headers)
+            status, reason = _post(config["url"], body, headers, _tls_context(config))
+        except ssl.SSLCertVerificationError as exc:
+            raise DeliveryFailed(_described(exc, config)) from exc  # refused again if sent again
         except (OSError, http.client.HTTPException) as exc:
             error = f"{type(exc).__name__}: {exc}"
             continue
@@ -135,14 +150,12 @@ def send_webhook(config: dict[str, Any], secret: str | None, alert: Alert) -> st
     raise DeliveryFailed(error)
 
 
-def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, str]:
+def _post(url: str, body: bytes, headers: dict[str, str], context: ssl.SSLContext) -> tuple[int, str]:
     parts = urlsplit(url)
     host = parts.hostname or ""
     connection: http.client.HTTPConnection
     if parts.scheme == "https":
-        connection = http.client.HTTPSConnection(
-            host, parts.port, timeout=TIMEOUT, context=ssl.create_default_context()
-        )
+        connection = http.client.HTTPSConnection(host, parts.port, timeout=TIMEOUT, context=context)
     else:
         connection = http.client.HTTPConnection(host, parts.port, timeout=TIMEOUT)
     path = parts.path or "/"
@@ -188,7 +201,7 @@ def send_syslog(config: dict[str, Any], alert: Alert) -> str:
         framed = f"{len(line)} ".encode() + line  # octet counting (RFC 6587 3.4.1, RFC 5425)
         with socket.create_connection((host, port), timeout=TIMEOUT) as raw:
             if transport == "tls":
-                with ssl.create_default_context().wrap_socket(raw, server_hostname=host) as sock:
+                with _tls_context(config).wrap_socket(raw, server_hostname=host) as sock:
                     sock.sendall(framed)
             else:
                 raw.sendall(framed)

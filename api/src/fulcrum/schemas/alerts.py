@@ -3,6 +3,9 @@
 Every value that reaches an SMTP dialogue, an HTTP request or a syslog line is checked here
 against a strict shape: no whitespace or control characters where a line break could start a new
 header, command or record, and URLs only over http(s) without credentials in them.
+
+A channel's `ca_certificate` (PEM, one or more CA certificates) replaces the system's CAs for its
+TLS connections, for a mail server or log collector with a private CA; host names are still checked.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from datetime import datetime
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
+from cryptography import x509
+from cryptography.hazmat.primitives.serialization import Encoding
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
 from fulcrum.alerts.kinds import AlertKind
@@ -23,6 +28,8 @@ _HOSTNAME = re.compile(HOSTNAME_PATTERN)
 # A plain addr-spec: no display name, comments, quoting, spaces or line breaks (RFC 5321 limits).
 EMAIL_PATTERN = r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$"
 MAX_URL = 2000
+MAX_CA_PEM = 64 * 1024
+_PEM_LABEL = re.compile(r"-----BEGIN ([^-\r\n]{1,64})-----")
 
 
 def _host(value: str) -> str:
@@ -57,9 +64,43 @@ def _http_url(value: str) -> str:
     return value
 
 
+def _is_ca(certificate: x509.Certificate) -> bool:
+    try:
+        if not certificate.extensions.get_extension_for_class(x509.BasicConstraints).value.ca:
+            return False
+    except x509.ExtensionNotFound:
+        return False  # OpenSSL does not let a certificate without basicConstraints issue others
+    try:
+        return certificate.extensions.get_extension_for_class(x509.KeyUsage).value.key_cert_sign
+    except x509.ExtensionNotFound:
+        return True
+
+
+def _ca_certificates(value: str) -> str:
+    """CA certificates in PEM, stored re-encoded: the text around the blocks (openssl's
+    'subject=' lines) is dropped, and the value read back is the value validated."""
+    others = sorted(set(_PEM_LABEL.findall(value)) - {"CERTIFICATE"})
+    if others:
+        raise ValueError(f"only CERTIFICATE blocks belong here, not {', '.join(others)}")
+    try:
+        certificates = x509.load_pem_x509_certificates(value.encode())
+    except ValueError as exc:
+        raise ValueError("expected one or more PEM certificates (-----BEGIN CERTIFICATE-----)") from exc
+    for certificate in certificates:
+        if not _is_ca(certificate):
+            raise ValueError(
+                f"{certificate.subject.rfc4514_string()} is not a CA certificate "
+                "(it needs basicConstraints CA:TRUE and, if it has a key usage, keyCertSign)"
+            )
+    return "".join(certificate.public_bytes(Encoding.PEM).decode() for certificate in certificates)
+
+
 Host = Annotated[str, StringConstraints(min_length=1, max_length=253), AfterValidator(_host)]
 HttpUrl = Annotated[str, StringConstraints(min_length=8, max_length=MAX_URL), AfterValidator(_http_url)]
 EmailAddress = Annotated[str, StringConstraints(pattern=EMAIL_PATTERN, max_length=254)]
+CaCertificates = Annotated[
+    str, StringConstraints(min_length=1, max_length=MAX_CA_PEM), AfterValidator(_ca_certificates)
+]
 # A user name for SMTP authentication and the secrets: printable, one line.
 Printable = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=r"^[^\x00-\x1f\x7f]+$")]
 
@@ -76,11 +117,13 @@ class SmtpConfig(_Strict):
     username: Printable | None = None  # authenticate with this user and the channel's secret
     from_address: EmailAddress
     to_addresses: Annotated[list[EmailAddress], Field(min_length=1, max_length=20)]
+    ca_certificate: CaCertificates | None = None  # trusted instead of the system's CAs; not with "none"
 
 
 class WebhookConfig(_Strict):
     type: Literal["webhook"]
     url: HttpUrl
+    ca_certificate: CaCertificates | None = None  # trusted instead of the system's CAs for https
 
 
 class SyslogConfig(_Strict):
@@ -89,6 +132,7 @@ class SyslogConfig(_Strict):
     port: Port = 514
     transport: Literal["udp", "tcp", "tls"] = "udp"
     facility: Annotated[int, Field(ge=0, le=23), JsonInteger] = 16  # local0
+    ca_certificate: CaCertificates | None = None  # trusted instead of the system's CAs with "tls"
 
 
 ChannelConfig = Annotated[SmtpConfig | WebhookConfig | SyslogConfig, Field(discriminator="type")]
