@@ -16,7 +16,6 @@ test('diagnostics: ping loopback, connect to the API itself, a hostile host refu
   test.slow(); // ping takes a second per echo, on 2 shared cores
   await login(page, ADMIN);
   await nav(page, 'Diagnostics');
-  await expect(page.getByRole('heading', { name: 'Diagnostics', exact: true })).toBeVisible();
 
   const ping = page.getByRole('region', { name: 'Ping' });
   await ping.getByLabel('Host').fill('127.0.0.1');
@@ -94,7 +93,6 @@ test('logs: the journal filtered by source and text, live-tailed, downloadable',
   ]);
   await login(page, ADMIN);
   await nav(page, 'Logs');
-  await expect(page.getByRole('heading', { name: 'Logs', exact: true })).toBeVisible();
   const rows = page.getByRole('table', { name: 'Log entries' }).locator('tbody tr');
   await expect(rows).toHaveCount(3);
   await expect(rows.first()).toContainText('TCP check on [198.51.100.1]:80 failed');
