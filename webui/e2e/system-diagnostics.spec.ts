@@ -119,3 +119,29 @@ test('logs: the journal filtered by source and text, live-tailed, downloadable',
   writeJournal([{ unit: 'fulcrum-api.service', priority: 5, message: 'revision 7 committed by admin' }]);
   await expect(rows.first()).toContainText('revision 7 committed by admin', { timeout: 15_000 });
 });
+
+test('navigation: the System group is unfolded on its pages, folds on request, and shows in the phone menu', async ({ page }) => {
+  await login(page, ADMIN);
+  const navigation = page.getByRole('navigation', { name: 'Main navigation' });
+  const system = navigation.getByRole('button', { name: 'System' });
+  await expect(system).toHaveAttribute('aria-expanded', 'false');
+  await expect(navigation.getByRole('link', { name: 'Logs' })).toBeHidden();
+
+  // Opened by its address, the page unfolds its group and is the current entry.
+  await page.goto('/system/diagnostics');
+  await expect(page.getByRole('heading', { name: 'Diagnostics', exact: true })).toBeVisible();
+  await expect(system).toHaveAttribute('aria-expanded', 'true');
+  await expect(navigation.getByRole('link', { name: 'Diagnostics' })).toHaveAttribute('aria-current', 'page');
+  await shoot(page, 'nav-system', { phone: false });
+  await system.click();
+  await expect(system).toHaveAttribute('aria-expanded', 'false');
+  await expect(navigation.getByRole('link', { name: 'Diagnostics' })).toBeHidden();
+
+  // On a phone the navigation is behind the burger; the group unfolds there the same way.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.getByRole('button', { name: 'Toggle navigation' }).click();
+  await nav(page, 'Backup');
+  await page.getByRole('button', { name: 'Toggle navigation' }).click();
+  await expect(navigation.getByRole('link', { name: 'Backup' })).toHaveAttribute('aria-current', 'page');
+  await shoot(page, 'nav-phone', { phone: false });
+});
