@@ -91,11 +91,8 @@ function Alerts() {
               {channels.data?.data.map((c) => (
                 <Table.Tr key={c.id}>
                   <Table.Td>
-                    <Group gap={6} wrap="nowrap">
-                      {c.name}
-                      {/* flex-shrink 0: in a narrow cell the type must stay whole, not "WEB…" */}
-                      <Badge variant="light" style={{ flexShrink: 0 }}>{c.type}</Badge>
-                    </Group>
+                    {/* At least its text's width: a badge's own minimum is none, so a narrow cell cut it to "WEB…". */}
+                    {c.name} <Badge variant="light" miw="max-content">{c.type}</Badge>
                   </Table.Td>
                   <Table.Td className="mono" style={{ wordBreak: 'break-all' }}>{destination(c)}</Table.Td>
                   <Table.Td>
