@@ -184,6 +184,19 @@ def test_the_test_button_signs_the_webhook_and_reports_the_http_status(client: T
     assert receiver.bad_signatures == 0 and receiver.bodies[0]["kind"] == "test"
 
 
+def test_an_edit_that_leaves_the_secret_out_still_signs_with_the_stored_one(client: TestClient) -> None:
+    """The dashboard's edit form sends no secret when its field is left empty."""
+    with webhook_receiver("hook-key", status=202) as receiver:
+        hook = {"type": "webhook", "url": receiver.url}
+        channel = created(client, {"name": "hook", "config": hook, "secret": "hook-key"})
+        edited = client.put(f"{CHANNELS}/{channel['id']}", json={"name": "renamed", "config": hook})
+        assert edited.status_code == 200, edited.text
+        assert edited.json()["name"] == "renamed" and edited.json()["has_secret"] is True
+        result = client.post(f"{CHANNELS}/{channel['id']}/test").json()
+    assert result == {"ok": True, "answer": "HTTP 202 Accepted"}
+    assert receiver.bad_signatures == 0
+
+
 def test_a_wrong_webhook_secret_is_refused_by_the_receiver_and_reported(client: TestClient) -> None:
     with webhook_receiver("hook-key") as receiver:
         channel = created(

@@ -215,7 +215,7 @@ test('an operator edits services but cannot open users', async ({ page }) => {
 test('firewall: a bad network at its field, the lock-out warning, then commit-confirmed', async ({ page, baseURL }) => {
   test.slow(); // many steps, each waiting on the real API; the 2 cores are shared
   await login(page, ADMIN);
-  await nav(page, 'Firewall');
+  await nav(page, 'Firewall', 'Management firewall');
   await expect(page.getByRole('heading', { name: 'Management firewall' })).toBeVisible();
   await expect(page.getByTestId('firewall-summary')).toHaveText('Anyone who can route to this appliance may connect to ports 22, 80, 443.');
   await expect(page.getByText('A wrong allow-list locks you out')).toBeVisible();
@@ -257,7 +257,7 @@ test('firewall: a bad network at its field, the lock-out warning, then commit-co
   await page.getByRole('button', { name: 'Account menu' }).click();
   await page.getByRole('menuitem', { name: 'Sign out' }).click();
   await login(page, VIEWER);
-  await nav(page, 'Firewall');
+  await nav(page, 'Firewall', 'Management firewall');
   await expect(page.getByTestId('firewall-summary')).toContainText('only from 10.0.0.0/8, 127.0.0.1/32');
   await expect(page.getByLabel('Management ports')).toBeDisabled();
   await expect(page.getByRole('button', { name: 'Save firewall policy' })).toHaveCount(0);
@@ -408,7 +408,7 @@ test('every page renders: screenshots in both themes', async ({ page }) => {
   await nav(page, 'Services');
   await expect(page.getByRole('link', { name: 'web' })).toBeVisible();
   await shoot(page, 'services-dark', { phone: false });
-  await nav(page, 'Firewall');
+  await nav(page, 'Firewall', 'Management firewall');
   await expect(page.getByTestId('firewall-summary')).toBeVisible();
   await shoot(page, 'firewall-dark');
   await setTheme(page, 'light');

@@ -168,7 +168,7 @@ test('HA: the standby says where to edit, and refuses an edit with that banner',
   const banner = b.getByTestId('standby-banner');
   await expect(banner).toContainText('Read-only here: make changes on fulcrum', { timeout: 15_000 });
   await expect(banner.getByRole('link', { name: A })).toHaveAttribute('href', A);
-  await nav(b, 'Firewall');
+  await nav(b, 'Firewall', 'Management firewall');
   await b.getByLabel('Management ports').fill('22, 443, 8443');
   await b.getByRole('button', { name: 'Save firewall policy' }).click();
   const anyway = b.getByRole('dialog', { name: /shuts out access/ });

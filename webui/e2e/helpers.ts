@@ -90,7 +90,21 @@ export async function settled(page: Page) {
     .toBe(0);
 }
 
-/** Follow a link of the main navigation. */
-export async function nav(page: Page, name: string) {
-  await page.getByRole('navigation', { name: 'Main navigation' }).getByRole('link', { name, exact: true }).click();
+/**
+ * Follow a link of the main navigation and wait for the page's heading (`heading`, when it is not
+ * the link's own name). A link in a folded group (System) is reached by unfolding the group first:
+ * every spec goes through here, because Mantine's Collapse grows with `overflow: hidden`, and a
+ * click while it grows can land on the row next to the link, so the click waits for the end.
+ */
+export async function nav(page: Page, name: string, heading = name) {
+  const navigation = page.getByRole('navigation', { name: 'Main navigation' });
+  const link = navigation.getByRole('link', { name, exact: true, includeHidden: true });
+  const group = await link.evaluate((a) => a.closest('[id^="nav-group-"]')?.id);
+  if (group) {
+    const toggle = navigation.locator(`[aria-controls="${group}"]`);
+    if ((await toggle.getAttribute('aria-expanded')) === 'false') await toggle.click();
+    await expect(page.locator('#' + (await toggle.getAttribute('aria-controls')))).toHaveCSS('overflow', 'visible');
+  }
+  await link.click();
+  await expect(page.getByRole('heading', { level: 2, name: heading, exact: true })).toBeVisible();
 }

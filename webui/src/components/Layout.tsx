@@ -17,6 +17,7 @@ import {
   IconLogout,
   IconMoon,
   IconServer2,
+  IconSettings,
   IconShieldLock,
   IconStethoscope,
   IconSun,
@@ -24,7 +25,7 @@ import {
   IconUsers,
 } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { ReactNode } from 'react';
+import { useState, type ReactNode } from 'react';
 import { NavLink as RouterLink, useLocation } from 'react-router';
 import { logoutMutation } from '../api/queries/auth';
 import { statusQuery } from '../api/queries/status';
@@ -34,7 +35,7 @@ import { ConfirmBanner } from './ConfirmBanner';
 import { PendingChangesBar } from './PendingChangesBar';
 import { StandbyBanner } from './StandbyBanner';
 
-const NAV = [
+const NAV: NavItem[] = [
   { to: '/', label: 'Overview', icon: IconGauge },
   { to: '/services', label: 'Services', icon: IconServer2 },
   { to: '/ha', label: 'High availability', icon: IconTopologyStar3 },
@@ -45,28 +46,44 @@ const NAV = [
   { to: '/guide', label: 'Scheduling guide', icon: IconBook },
 ];
 
+type NavItem = { to: string; label: string; icon: typeof IconGauge };
+
+/** The node's own pages, one group: operators see Logs and Diagnostics, admins everything. */
+function systemItems(canOperate: boolean, isAdmin: boolean): NavItem[] {
+  const operate = [
+    { to: '/system/logs', label: 'Logs', icon: IconFileText },
+    { to: '/system/diagnostics', label: 'Diagnostics', icon: IconStethoscope },
+  ];
+  const administer = [
+    { to: '/alerts', label: 'Alerts', icon: IconBell },
+    { to: '/system/backup', label: 'Backup', icon: IconDatabaseExport },
+    { to: '/system/certificate', label: 'Certificate', icon: IconCertificate },
+    { to: '/system/firmware', label: 'Firmware', icon: IconCpu },
+  ];
+  return [...(canOperate ? operate : []), ...(isAdmin ? administer : [])];
+}
+
+const isActive = (to: string, pathname: string) => (to === '/' ? pathname === '/' : pathname.startsWith(to));
+
 export function Layout({ children }: { children: ReactNode }) {
   const [opened, { toggle, close }] = useDisclosure();
-  const location = useLocation();
+  const { pathname } = useLocation();
   const isAdmin = useCan('manageUsers');
   const canOperate = useCan('commit');
-  const system = canOperate
-    ? [
-        { to: '/system/logs', label: 'Logs', icon: IconFileText },
-        { to: '/system/diagnostics', label: 'Diagnostics', icon: IconStethoscope },
-      ]
-    : [];
-  const items = isAdmin
-    ? [
-        ...NAV,
-        ...system,
-        { to: '/users', label: 'Users', icon: IconUsers },
-        { to: '/alerts', label: 'Alerts', icon: IconBell },
-        { to: '/system/backup', label: 'Backup', icon: IconDatabaseExport },
-        { to: '/system/certificate', label: 'Certificate', icon: IconCertificate },
-        { to: '/system/firmware', label: 'Firmware', icon: IconCpu },
-      ]
-    : [...NAV, ...system];
+  // Users is about people, not this node: it stays a top-level entry next to the other admin task lists.
+  const items = isAdmin ? [...NAV, { to: '/users', label: 'Users', icon: IconUsers }] : NAV;
+  const system = systemItems(canOperate, isAdmin);
+  const link = ({ to, label, icon: Icon }: NavItem) => (
+    <NavLink
+      key={to}
+      component={RouterLink}
+      to={to}
+      label={label}
+      leftSection={<Icon size={18} />}
+      active={isActive(to, pathname)}
+      onClick={close}
+    />
+  );
   return (
     <StreamProvider>
       <AppShell
@@ -79,17 +96,12 @@ export function Layout({ children }: { children: ReactNode }) {
           <Header opened={opened} toggle={toggle} />
         </AppShell.Header>
         <AppShell.Navbar p="xs" aria-label="Main navigation">
-          {items.map(({ to, label, icon: Icon }) => (
-            <NavLink
-              key={to}
-              component={RouterLink}
-              to={to}
-              label={label}
-              leftSection={<Icon size={18} />}
-              active={to === '/' ? location.pathname === '/' : location.pathname.startsWith(to)}
-              onClick={close}
-            />
-          ))}
+          {items.map(link)}
+          {system.length > 0 && (
+            <NavGroup label="System" icon={IconSettings} current={system.some(({ to }) => isActive(to, pathname))}>
+              {system.map(link)}
+            </NavGroup>
+          )}
         </AppShell.Navbar>
         <AppShell.Main pb={80}>
           <StandbyBanner />
@@ -99,6 +111,35 @@ export function Layout({ children }: { children: ReactNode }) {
         <PendingChangesBar />
       </AppShell>
     </StreamProvider>
+  );
+}
+
+/**
+ * A folding group of the navigation: unfolded whenever one of its pages becomes the current one
+ * (also when reached by a link elsewhere), otherwise as the user left it.
+ */
+function NavGroup({ label, icon: Icon, current, children }: { label: string; icon: typeof IconGauge; current: boolean; children: ReactNode }) {
+  const [opened, setOpened] = useState(current);
+  const [wasCurrent, setWasCurrent] = useState(current);
+  if (current !== wasCurrent) {
+    setWasCurrent(current);
+    if (current) setOpened(true);
+  }
+  const id = `nav-group-${label.toLowerCase()}`; // a plain id: the e2e helper selects it with '#'
+  return (
+    <NavLink
+      component="button"
+      type="button"
+      label={label}
+      leftSection={<Icon size={18} />}
+      opened={opened}
+      onChange={setOpened}
+      aria-expanded={opened}
+      aria-controls={id}
+      attributes={{ collapse: { id } }}
+    >
+      {children}
+    </NavLink>
   );
 }
 

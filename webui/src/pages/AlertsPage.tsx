@@ -1,4 +1,4 @@
-import { Alert, Badge, Button, Card, Group, MultiSelect, NumberInput, PasswordInput, Select, Stack, Switch, Table, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Badge, Button, Card, Group, Modal, MultiSelect, NumberInput, PasswordInput, Select, Stack, Switch, Table, Text, TextInput, Title } from '@mantine/core';
 import { useForm } from '@mantine/form';
 import { notifications } from '@mantine/notifications';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -58,6 +58,7 @@ function Alerts() {
   const removeChannel = useMutation(deleteChannelMutation(queryClient));
   const removeRule = useMutation(deleteRuleMutation(queryClient));
   const [tested, setTested] = useState<{ name: string; result: TestResult } | null>(null);
+  const [editing, setEditing] = useState<ChannelRead | null>(null);
   const names = new Map(channels.data?.data.map((c) => [c.id, c.name]));
   const fail = (error: unknown) => notifications.show({ color: 'red', message: errorMessage(error) });
   const setEnabled = (channel: ChannelRead, enabled: boolean) =>
@@ -91,7 +92,8 @@ function Alerts() {
               {channels.data?.data.map((c) => (
                 <Table.Tr key={c.id}>
                   <Table.Td>
-                    {c.name} <Badge variant="light">{c.type}</Badge>
+                    {/* At least its text's width: a badge's own minimum is none, so a narrow cell cut it to "WEB…". */}
+                    {c.name} <Badge variant="light" miw="max-content">{c.type}</Badge>
                   </Table.Td>
                   <Table.Td className="mono" style={{ wordBreak: 'break-all' }}>{destination(c)}</Table.Td>
                   <Table.Td>
@@ -117,6 +119,9 @@ function Alerts() {
                       >
                         Test
                       </Button>
+                      <Button size="xs" variant="default" onClick={() => setEditing(c)}>
+                        Edit
+                      </Button>
                       <ConfirmDeleteButton
                         title={`Delete channel ${c.name}?`}
                         consequence="Its rules are deleted with it; nothing more is sent there."
@@ -136,7 +141,12 @@ function Alerts() {
           </Text>
         )}
       </Card>
-      <NewChannel />
+      <ChannelEditor />
+      {editing && (
+        <Modal opened onClose={() => setEditing(null)} title={`Edit channel ${editing.name}`} size="xl">
+          <ChannelEditor channel={editing} onSaved={() => setEditing(null)} />
+        </Modal>
+      )}
       <Title order={3}>Rules</Title>
       <Card withBorder padding={0}>
         <Table verticalSpacing="xs" aria-label="Alert rules">
@@ -189,6 +199,22 @@ type ChannelForm = {
   ca_certificate: string;
 };
 
+const EMPTY_CHANNEL: ChannelForm = { name: '', type: 'smtp', host: '', port: '', security: 'starttls', transport: 'udp', username: '',
+  from_address: '', to_addresses: '', url: '', secret: '', ca_certificate: '' };
+
+/** A stored channel as the form shows it: its secret is never sent back, so that field starts empty. */
+function channelValues(channel: ChannelRead): ChannelForm {
+  const config = channel.config;
+  const values = { ...EMPTY_CHANNEL, name: channel.name, type: config.type, ca_certificate: config.ca_certificate ?? '' };
+  if (config.type === 'smtp') {
+    return { ...values, host: config.host, port: config.port ?? '', security: config.security ?? 'starttls', username: config.username ?? '',
+      from_address: config.from_address, to_addresses: config.to_addresses.join(', ') };
+  }
+  if (config.type === 'webhook') return { ...values, url: config.url };
+  return { ...values, host: config.host, port: config.port ?? '', transport: config.transport ?? 'udp' };
+}
+
+/** An empty secret field sends no secret: a new channel has none, an edited one keeps the stored one. */
 function channelBody(v: ChannelForm): ChannelWrite {
   const port = v.port === '' ? undefined : Number(v.port);
   const secret = v.secret === '' ? null : v.secret;
@@ -210,19 +236,37 @@ function formField(path: string): string {
   return parts.find((p) => p === 'to_addresses') ?? parts[2] ?? path;
 }
 
-function NewChannel() {
+/** The one form for a channel: a new one (no `channel`), or an edit of `channel` (PUT: it replaces it). */
+function ChannelEditor({ channel, onSaved }: { channel?: ChannelRead; onSaved?: () => void }) {
   const queryClient = useQueryClient();
   const create = useMutation(createChannelMutation(queryClient));
-  const form = useForm<ChannelForm>({
-    initialValues: { name: '', type: 'smtp', host: '', port: '', security: 'starttls', transport: 'udp', username: '',
-      from_address: '', to_addresses: '', url: '', secret: '', ca_certificate: '' },
-  });
-  const formError = useServerErrors(form, create.error, formField);
+  const replace = useMutation(replaceChannelMutation(queryClient));
+  const save = channel ? replace : create;
+  const form = useForm<ChannelForm>({ initialValues: channel ? channelValues(channel) : EMPTY_CHANNEL });
+  const formError = useServerErrors(form, save.error, formField);
   const type = form.values.type;
+  const editing = channel !== undefined;
+  const keepsSecret = editing && channel.has_secret && channel.config.type === type;
+  const submit = (v: ChannelForm) => {
+    const done = () => {
+      form.reset();
+      onSaved?.();
+    };
+    const body = channelBody(v);
+    if (!channel) {
+      create.mutate(body, { onSuccess: done });
+      return;
+    }
+    // Only what the form shows changes: the channel stays as enabled as it was, and a syslog
+    // channel keeps its facility.
+    const kept = channel.config.type === 'syslog' && body.config.type === 'syslog' ? { facility: channel.config.facility } : {};
+    replace.mutate({ channelId: channel.id, body: { ...body, config: { ...body.config, ...kept }, enabled: channel.enabled } }, { onSuccess: done });
+  };
   return (
-    <Card withBorder>
-      <Title order={4} mb="sm">New channel</Title>
-      <form onSubmit={form.onSubmit((v) => create.mutate(channelBody(v), { onSuccess: () => form.reset() }))} noValidate>
+    // The edit modal is the frame of an edited channel; a new one has its card.
+    <Card withBorder={!editing} padding={editing ? 0 : 'md'}>
+      {!editing && <Title order={4} mb="sm">New channel</Title>}
+      <form onSubmit={form.onSubmit(submit)} noValidate>
         <Group align="flex-start" wrap="wrap">
           <TextInput label="Name" required {...form.getInputProps('name')} w={180} />
           <Select
@@ -254,12 +298,13 @@ function NewChannel() {
               allowDeselect={false} {...form.getInputProps('transport')} w={120} />
           )}
           {type !== 'syslog' && (
-            <PasswordInput label={type === 'smtp' ? 'Password' : 'Signing secret'} description="Stored on this node; never shown again"
-              required={type === 'webhook'} {...form.getInputProps('secret')} w={220} />
+            <PasswordInput label={type === 'smtp' ? 'Password' : 'Signing secret'}
+              description={keepsSecret ? 'Empty: keep the stored one' : 'Stored on this node; never shown again'}
+              required={type === 'webhook' && !keepsSecret} {...form.getInputProps('secret')} w={220} />
           )}
           <CaCertificateField channel={form.values} inputProps={form.getInputProps('ca_certificate')} onLoad={(pem) => form.setFieldValue('ca_certificate', pem)} />
         </Group>
-        <Button type="submit" mt="md" loading={create.isPending}>Add channel</Button>
+        <Button type="submit" mt="md" loading={save.isPending}>{editing ? 'Save channel' : 'Add channel'}</Button>
         {formError && <Alert color="red" mt="sm">{formError}</Alert>}
       </form>
     </Card>

@@ -120,7 +120,7 @@ function Logs() {
         </Table.ScrollContainer>
         {!entries.length && !unavailable && (
           <Text c="dimmed" p="md">
-            {tail ? 'Waiting for new entries…' : 'No entries match.'}
+            {tail ? (live.open ? 'Waiting for new entries…' : 'Connecting…') : 'No entries match.'}
           </Text>
         )}
       </Card>
@@ -142,16 +142,19 @@ function Logs() {
 function useTail(on: boolean, filters: LogFilters) {
   const [entries, setEntries] = useState<LogEntry[]>([]);
   const [unavailable, setUnavailable] = useState<string | null>(null);
+  const [open, setOpen] = useState(false);
   const key = JSON.stringify(filters);
   useEffect(() => {
     if (!on) return;
     setEntries([]);
     setUnavailable(null);
+    setOpen(false);
     return tailLogs(
       JSON.parse(key) as LogFilters,
       (entry) => setEntries((current) => [entry, ...current].slice(0, TAIL_KEEP)),
       setUnavailable,
+      () => setOpen(true),
     );
   }, [on, key]);
-  return { entries, unavailable };
+  return { entries, unavailable, open };
 }

@@ -91,17 +91,25 @@ def download_logs(
 async def tail_logs(
     request: Request, query: LogQueryDep, settings: SettingsDep, _: Operator
 ) -> StreamingResponse:
+    # Where to start is read before the response opens: a client sees the stream open only once
+    # an entry written from then on is sure to be sent.
+    newest = None
+    if query.after is None:  # start after the newest entry there is now
+        newest = await asyncio.to_thread(
+            journal.read, settings.journal_directory, replace(query, before=None, limit=1)
+        )
     return StreamingResponse(
-        _tail(request, query, settings.journal_directory),
+        _tail(request, query, settings.journal_directory, newest),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )
 
 
-async def _tail(request: Request, query: journal.LogQuery, directory: Path | None) -> AsyncIterator[str]:
+async def _tail(
+    request: Request, query: journal.LogQuery, directory: Path | None, newest: LogPage | None
+) -> AsyncIterator[str]:
     position = query.after
-    if position is None:  # start after the newest entry there is now
-        newest = await asyncio.to_thread(journal.read, directory, replace(query, before=None, limit=1))
+    if newest is not None:
         if not newest.available:
             yield f"event: unavailable\ndata: {json.dumps(newest.reason)}\n\n"
             return

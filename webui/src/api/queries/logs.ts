@@ -39,9 +39,18 @@ function search(filters: LogFilters, extra: Record<string, string> = {}): string
 /** The same filters as text, oldest first: a plain link, the session cookie authenticates it. */
 export const logsDownloadUrl = (filters: LogFilters) => `/api/v1/logs/download?${search(filters)}`;
 
-/** Live tail: each new entry as it reaches the journal (Server-Sent Events). Returns the closer. */
-export function tailLogs(filters: LogFilters, onEntry: (entry: LogEntry) => void, onUnavailable: (reason: string) => void): () => void {
+/**
+ * Live tail: each new entry as it reaches the journal (Server-Sent Events). `onOpen`: from now on
+ * every new entry is sent (the API opens the stream once it knows where it starts). Returns the closer.
+ */
+export function tailLogs(
+  filters: LogFilters,
+  onEntry: (entry: LogEntry) => void,
+  onUnavailable: (reason: string) => void,
+  onOpen: () => void,
+): () => void {
   const source = new EventSource(`/api/v1/logs/stream?${search(filters)}`, { withCredentials: true });
+  source.addEventListener('open', onOpen);
   source.addEventListener('log', (message: MessageEvent<string>) => onEntry(JSON.parse(message.data) as LogEntry));
   source.addEventListener('unavailable', (message: MessageEvent<string>) => {
     onUnavailable(JSON.parse(message.data) as string);
