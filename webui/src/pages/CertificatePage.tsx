@@ -1,11 +1,11 @@
-import { Alert, Badge, Button, Card, Group, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Badge, Button, Card, Group, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useForm } from '@mantine/form';
 import { notifications } from '@mantine/notifications';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { ReactNode } from 'react';
 import { errorMessage } from '../api/errors';
 import { certificateQuery, createCsrMutation, csrQuery, putCertificateMutation } from '../api/queries/tls';
 import type { ServedCertificate } from '../client/types.gen';
+import { FieldTable, type FieldRow } from '../components/FieldTable';
 import { PageLoader } from '../components/PageLoader';
 import { PemField } from '../components/PemField';
 import { useServerErrors } from '../components/useServerErrors';
@@ -45,7 +45,7 @@ export default function CertificatePage() {
 
 function CurrentCertificate({ served }: { served: ServedCertificate }) {
   const daysLeft = Math.floor((new Date(served.not_after).getTime() - Date.now()) / DAY);
-  const rows: [string, ReactNode][] = [
+  const rows: FieldRow[] = [
     ['Subject', served.subject],
     ['Names', served.names.join(', ')],
     ['Issuer', served.self_signed ? <Group gap="xs">{served.issuer} <Badge color="gray">self-signed</Badge></Group> : served.issuer],
@@ -61,16 +61,7 @@ function CurrentCertificate({ served }: { served: ServedCertificate }) {
             Upload a renewed certificate before browsers and the HA peer refuse this one.
           </Alert>
         )}
-        <Table>
-          <Table.Tbody>
-            {rows.map(([label, value]) => (
-              <Table.Tr key={label}>
-                <Table.Th w={200}>{label}</Table.Th>
-                <Table.Td>{value}</Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
+        <FieldTable rows={rows} labelWidth={200} />
       </Stack>
     </Card>
   );

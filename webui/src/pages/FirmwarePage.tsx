@@ -1,10 +1,11 @@
 import { Alert, Badge, Button, Card, FileButton, Group, Progress, Stack, Table, Text, Title } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type ReactNode } from 'react';
+import { useState } from 'react';
 import { errorMessage } from '../api/errors';
 import { deleteBundleMutation, firmwareQuery, uploadBundleMutation } from '../api/queries/firmware';
 import type { FirmwareBundle, FirmwareSlot, FirmwareStatus } from '../client/types.gen';
 import { ConfirmDeleteButton } from '../components/ConfirmDeleteButton';
+import { FieldTable, type FieldRow } from '../components/FieldTable';
 import { PageLoader } from '../components/PageLoader';
 import { byteSize, dateTime } from '../lib/format';
 
@@ -105,7 +106,7 @@ function SlotRow({ slot }: { slot: FirmwareSlot }) {
 function WaitingBundleCard({ bundle }: { bundle: FirmwareBundle }) {
   const queryClient = useQueryClient();
   const remove = useMutation(deleteBundleMutation(queryClient));
-  const rows: [string, ReactNode][] = [
+  const rows: FieldRow[] = [
     ['Version', bundle.version],
     ['Compatible', bundle.compatible],
     ['Build', bundle.build ?? '—'],
@@ -131,16 +132,7 @@ function WaitingBundleCard({ bundle }: { bundle: FirmwareBundle }) {
           from the dashboard yet.
         </Text>
         {remove.error && <Alert color="red">{errorMessage(remove.error)}</Alert>}
-        <Table>
-          <Table.Tbody>
-            {rows.map(([label, value]) => (
-              <Table.Tr key={label}>
-                <Table.Th w={140}>{label}</Table.Th>
-                <Table.Td>{value}</Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
+        <FieldTable rows={rows} labelWidth={140} />
       </Stack>
     </Card>
   );
