@@ -10,10 +10,15 @@ export function setUnauthorizedHandler(handler: () => void): void {
 }
 
 client.setConfig({ credentials: 'same-origin' });
+/** An answer that is not a success, as the ApiError every caller catches; a 401 also signs out. */
+function apiError(status: number, body: unknown): ApiError {
+  if (status === 401) onUnauthorized();
+  return new ApiError(status, body);
+}
+
 client.interceptors.error.use((body, response) => {
   const status = response?.status ?? 0;
-  if (status === 401) onUnauthorized();
-  return new ApiError(status, status === 0 ? { detail: `cannot reach the API: ${String(body)}` } : body);
+  return apiError(status, status === 0 ? { detail: `cannot reach the API: ${String(body)}` } : body);
 });
 
 /**
@@ -37,10 +42,9 @@ export function uploadFile<T>(url: string, file: Blob, onProgress: (fraction: nu
         body = { detail: request.responseText.trim() || `HTTP ${request.status}` };
       }
       if (request.status >= 200 && request.status < 300) return resolve(body as T);
-      if (request.status === 401) onUnauthorized();
-      reject(new ApiError(request.status, body));
+      reject(apiError(request.status, body));
     };
-    request.onerror = () => reject(new ApiError(0, { detail: 'cannot reach the API: the upload was cut off' }));
+    request.onerror = () => reject(apiError(0, { detail: 'cannot reach the API: the upload was cut off' }));
     request.send(file);
   });
 }
