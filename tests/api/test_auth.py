@@ -6,6 +6,7 @@ from sqlalchemy.orm import Session
 
 from apitest import PASSWORD, login_as
 from fulcrum.models import User
+from fulcrum.services import auth
 
 
 def test_fresh_appliance_has_no_account_and_no_default_password(anon: TestClient) -> None:
@@ -96,3 +97,13 @@ def test_the_last_admin_cannot_be_removed_or_demoted(client: TestClient) -> None
     me = client.get("/api/v1/auth/me").json()["id"]
     assert client.patch(f"/api/v1/users/{me}", json={"role": "viewer"}).status_code == 403
     assert client.delete(f"/api/v1/users/{me}").status_code == 403
+
+
+def test_the_unknown_user_hash_costs_what_a_real_one_does() -> None:
+    """A login for a name that does not exist verifies against a stored dummy hash: with the
+    hasher's own parameters it takes as long as a real user's, so the time tells nothing."""
+    stored = auth._DUMMY_HASH
+    real = auth.hash_password("a real password")
+    assert auth._dummy_hash() == stored
+    assert stored.rsplit("$", 2)[0] == real.rsplit("$", 2)[0]  # $argon2id$v=19$m=...,t=...,p=...
+    assert auth.verify_password(stored, "fulcrum-no-such-user")
