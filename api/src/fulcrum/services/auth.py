@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import hashlib
 import os
 import secrets
@@ -30,24 +29,13 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 _hasher = PasswordHasher()
-
-
 # Verifying against this when the user does not exist keeps the response time the same, so a
 # login attempt cannot tell which usernames exist. A stored hash rather than one made at import:
-# argon2's 64 MiB hash is a twentieth of the API's start-up (more on a small box). Its parameters
-# must be the hasher's own, or the two verifications would take different times.
+# argon2's 64 MiB hash was a twentieth of the API's start-up. Its parameters must be the hasher's
+# own, or the two verifications would take different times (tests/api/test_auth.py checks them).
 _DUMMY_HASH = (
     "$argon2id$v=19$m=65536,t=3,p=4$jKKp1G9nJ5i3nGgddyCatQ$lkA6h8GRsv/pFSGf9clrYR5IZxMAv8OWXrTnWEvEaEw"
 )
-
-
-@functools.cache
-def _dummy_hash() -> str:
-    """The stored dummy hash, or a fresh one should the hasher's parameters ever differ from it."""
-    if _hasher.check_needs_rehash(_DUMMY_HASH):
-        return _hasher.hash("fulcrum-no-such-user")
-    return _DUMMY_HASH
-
 
 TOKEN_PREFIX = {TokenKind.SESSION: "fus_", TokenKind.API: "ful_"}
 
@@ -204,7 +192,7 @@ def _start_login(session: Session, source: str, username: str) -> _LoginAttempt:
     login_throttle.check(session, source, username)
     user = session.scalar(select(User).where(User.username == username))
     attempt = _LoginAttempt(
-        source, username, user.id if user else None, user.password_hash if user else _dummy_hash()
+        source, username, user.id if user else None, user.password_hash if user else _DUMMY_HASH
     )
     session.rollback()  # the read ends: nothing is held while the password is checked
     return attempt
