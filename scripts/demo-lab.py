@@ -12,7 +12,10 @@ replication. Then the client sends a steady stream of HTTP requests through the 
 lb1's dashboard is relayed to LISTEN:PORT, lb2's to LISTEN:PORT+1 (tests/lab/relay.py).
 Progress goes to stdout and RUN_DIR/progress; RUN_DIR/ready (JSON: urls, username, password,
 seconds) appears once everything runs. It then waits for SIGTERM/SIGINT or RUN_DIR/stop, and
-tears everything down (load, APIs, keepalived, servers, namespaces) before exiting.
+tears everything down (load, APIs, keepalived, servers, namespaces) before exiting. The work
+folder's logs (each API's, keepalived's syslog) are copied to RUN_DIR/logs when a stop is asked
+for, before the teardown, and again at exit: in the VM the work folder is in guest memory and
+goes with the VM.
 """
 
 from __future__ import annotations
@@ -62,8 +65,15 @@ def say(run_dir: Path, text: str) -> None:
         handle.write(line + "\n")
 
 
+def keep_logs(workdir: Path, run_dir: Path) -> None:
+    """Copy every *.log of the work folder to RUN_DIR/logs, keeping their relative paths."""
+    for log in sorted(workdir.rglob("*.log")):
+        kept = run_dir / "logs" / log.relative_to(workdir)
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(log, kept)
+
+
 def main() -> int:
-    global waiting
     parser = argparse.ArgumentParser()
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--port", type=int, default=8080)
@@ -75,12 +85,21 @@ def main() -> int:
     run_dir.mkdir(parents=True, exist_ok=True)
     for name in ("ready", "stop", "progress"):
         (run_dir / name).unlink(missing_ok=True)
+    shutil.rmtree(run_dir / "logs", ignore_errors=True)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, on_signal)
     shutil.rmtree(args.workdir, ignore_errors=True)  # a previous run's database and state
     args.workdir.mkdir(parents=True)
     subprocess.run(["modprobe", "-a", *MODULES], check=True)
 
+    try:
+        return run(args, run_dir)
+    finally:
+        keep_logs(args.workdir, run_dir)
+
+
+def run(args: argparse.Namespace, run_dir: Path) -> int:
+    global waiting
     webui = REPO / "webui" / "dist"
     env = {"FULCRUM_WEBUI_DIR": str(webui)} if (webui / "index.html").is_file() else {}
     with lab.scope("demo"):
@@ -128,6 +147,7 @@ def main() -> int:
                 if not process.running:
                     say(run_dir, f"{process.description} stopped unexpectedly:\n{process.log()[-3000:]}")
                     stop.set()
+        keep_logs(args.workdir, run_dir)  # now: a teardown cut short (the VM killed) would lose them
         say(run_dir, "stopping: load, APIs, keepalived, servers, namespaces")
     say(run_dir, "stopped")
     return 0
