@@ -31,7 +31,9 @@ HEADER = "! Written by Fulcrum from this node's BGP settings; changes here are o
 EXPORT_MAP, IMPORT_MAP = "fulcrum-export", "fulcrum-import"
 PREFIX_LISTS = {4: "fulcrum-vips-v4", 6: "fulcrum-vips-v6"}
 BFD_PROFILE = "fulcrum"
-BFD_INTERVAL_MS, BFD_MULTIPLIER = 100, 3
+# BFD detects a dead peer after 3 (bfdd's default multiplier, which FRR does not write back: not
+# rendered, so frr-reload.py finds no difference) missed 100 ms intervals.
+BFD_INTERVAL_MS = 100
 # BGP's own timers where a neighbor sets none: FRR's datacenter profile (keepalive 3 s, hold 9 s).
 KEEPALIVE, HOLD = 3, 9
 
@@ -96,7 +98,6 @@ def _bfd(bgp: BgpConfig) -> list[str]:
     return [
         "bfd",
         f" profile {BFD_PROFILE}",
-        f"  detect-multiplier {BFD_MULTIPLIER}",
         f"  receive-interval {BFD_INTERVAL_MS}",
         f"  transmit-interval {BFD_INTERVAL_MS}",
         " exit",
@@ -144,5 +145,7 @@ def _neighbor(neighbor: Neighbor) -> list[str]:
     if neighbor.timers is not None:
         lines.append(f" neighbor {address} timers {neighbor.timers.keepalive} {neighbor.timers.hold}")
     if neighbor.bfd:
-        lines.append(f" neighbor {address} bfd profile {BFD_PROFILE}")
+        # Both lines, as FRR's running configuration has them: frr-reload.py would otherwise
+        # remove the first on every reload.
+        lines += [f" neighbor {address} bfd", f" neighbor {address} bfd profile {BFD_PROFILE}"]
     return lines
