@@ -257,3 +257,15 @@ def test_every_enabled_service_is_announced_unless_a_list_is_given(
     ]
     assert put(client, with_changes(enabled=False)).status_code == 200
     assert candidate_snapshot(session).announced_vips() == []
+
+
+def test_revisions_and_diffs_never_show_a_password(client: TestClient, session: Session) -> None:
+    assert put(client, BGP).status_code == 200
+    assert "s3cret-Key" not in client.get("/api/v1/changes").text
+    assert client.post("/api/v1/revisions", json={}).status_code == 201
+    shown = client.get("/api/v1/revisions/1").json()["snapshot"]["bgp"]["neighbors"]
+    assert [n["password"] for n in shown] == ["[redacted]", None]
+    assert "s3cret-Key" not in client.get("/api/v1/revisions/diff?from=1").text
+    # The revision itself keeps it: the applier renders frr.conf from the stored snapshot.
+    stored = candidate_snapshot(session).bgp
+    assert stored is not None and stored.neighbors[0].password == "s3cret-Key"
