@@ -5,7 +5,6 @@ kernel's interfaces read from sysfs and netlink."""
 from __future__ import annotations
 
 import copy
-import re
 from datetime import timedelta
 from typing import Any
 
@@ -13,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
+from apitest import errors
 from fulcrum.config.snapshot import ConfigSnapshot
 from fulcrum.models._types import utcnow
 from fulcrum.services import lineage, revisions
@@ -53,25 +53,6 @@ def with_changes(**changes: Any) -> dict[str, Any]:
 
 def put(client: TestClient, network: dict[str, Any]) -> Any:
     return client.put("/api/v1/network", json=network)
-
-
-_PATH = re.compile(r"^Value error, ([a-z_][a-z0-9_]*(?:\[\d+\])*(?:\.[a-z_][a-z0-9_]*(?:\[\d+\])*)*): (.*)$", re.S)
-
-
-def errors(response: Any) -> list[tuple[list[Any], str]]:
-    """(location, message) of each error. A model rule checked while FastAPI reads the body is
-    reported at the model, with the field's path leading its message (as the dashboard reads it:
-    webui/src/api/errors.ts); that path is moved into the location here."""
-    assert response.status_code == 422, response.text
-    found = []
-    for error in response.json()["detail"]:
-        loc, msg = list(error["loc"]), error["msg"]
-        match = _PATH.match(msg)
-        if match:
-            loc += [int(i) if i.isdigit() else i for i in re.findall(r"[a-z_][a-z0-9_]*|\d+", match.group(1))]
-            msg = match.group(2)
-        found.append((loc, msg.removeprefix("Value error, ")))
-    return found
 
 
 def test_a_network_is_saved_read_back_and_audited(client: TestClient) -> None:

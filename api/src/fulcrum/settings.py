@@ -39,6 +39,9 @@ class Settings(BaseSettings):
     network_dir: Path | None = None
     networkd_runtime_dir: Path | None = None
     network_restart_services: bool = False  # systemctl try-restart timesyncd and resolved on change
+    # This node's BGP through FRR (fulcrum.apply.daemons.frr): the integrated frr.conf its daemons
+    # read. Unset: FRR is not managed here, and the BGP settings are stored and validated only.
+    frr_config: Path | None = None
 
     # Sessions and cookies.
     session_hours: float = Field(default=12.0, gt=0, le=24 * 30)

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from fulcrum.ha.handover import Probe
-from fulcrum.ha.local import in_maintenance, set_maintenance
+from fulcrum.apply.maintenance import in_maintenance
+from fulcrum.ha.local import set_maintenance
 
 
 def test_the_probe_counts_refused_connects_as_failures() -> None:

@@ -356,6 +356,74 @@ export type BackupRequest = {
 };
 
 /**
+ * BgpRead
+ */
+export type BgpRead = {
+    /**
+     * Announce
+     */
+    announce?: Array<string> | null;
+    /**
+     * Asn
+     */
+    asn: number;
+    /**
+     * Communities
+     */
+    communities?: Array<string>;
+    /**
+     * Enabled
+     */
+    enabled?: boolean;
+    /**
+     * Large Communities
+     */
+    large_communities?: Array<string>;
+    /**
+     * Neighbors
+     */
+    neighbors: Array<NeighborRead>;
+    /**
+     * Router Id
+     */
+    router_id: string;
+};
+
+/**
+ * BgpWrite
+ */
+export type BgpWrite = {
+    /**
+     * Announce
+     */
+    announce?: Array<string> | null;
+    /**
+     * Asn
+     */
+    asn: number;
+    /**
+     * Communities
+     */
+    communities?: Array<string>;
+    /**
+     * Enabled
+     */
+    enabled?: boolean;
+    /**
+     * Large Communities
+     */
+    large_communities?: Array<string>;
+    /**
+     * Neighbors
+     */
+    neighbors?: Array<NeighborWrite>;
+    /**
+     * Router Id
+     */
+    router_id: string;
+};
+
+/**
  * Bond
  */
 export type Bond = {
@@ -1775,6 +1843,64 @@ export type Me = {
      * Username
      */
     username: string;
+};
+
+/**
+ * NeighborRead
+ */
+export type NeighborRead = {
+    /**
+     * Address
+     */
+    address: string;
+    /**
+     * Bfd
+     */
+    bfd?: boolean;
+    /**
+     * Description
+     */
+    description?: string | null;
+    /**
+     * Has Password
+     */
+    has_password: boolean;
+    /**
+     * Password
+     */
+    password?: null;
+    /**
+     * Remote Asn
+     */
+    remote_asn: number;
+    timers?: Timers | null;
+};
+
+/**
+ * NeighborWrite
+ */
+export type NeighborWrite = {
+    /**
+     * Address
+     */
+    address: string;
+    /**
+     * Bfd
+     */
+    bfd?: boolean;
+    /**
+     * Description
+     */
+    description?: string | null;
+    /**
+     * Password
+     */
+    password?: string | null;
+    /**
+     * Remote Asn
+     */
+    remote_asn: number;
+    timers?: Timers | null;
 };
 
 /**
@@ -3251,6 +3377,20 @@ export type TestResult = {
 };
 
 /**
+ * Timers
+ */
+export type Timers = {
+    /**
+     * Hold
+     */
+    hold: number;
+    /**
+     * Keepalive
+     */
+    keepalive: number;
+};
+
+/**
  * TokenCreate
  */
 export type TokenCreate = {
@@ -4438,6 +4578,111 @@ export type BackupRestoreBackupResponses = {
 };
 
 export type BackupRestoreBackupResponse = BackupRestoreBackupResponses[keyof BackupRestoreBackupResponses];
+
+export type BgpDeleteBgpData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/bgp';
+};
+
+export type BgpDeleteBgpErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No such object
+     */
+    404: Error;
+};
+
+export type BgpDeleteBgpError = BgpDeleteBgpErrors[keyof BgpDeleteBgpErrors];
+
+export type BgpDeleteBgpResponses = {
+    /**
+     * Successful Response
+     */
+    204: void;
+};
+
+export type BgpDeleteBgpResponse = BgpDeleteBgpResponses[keyof BgpDeleteBgpResponses];
+
+export type BgpGetBgpData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/bgp';
+};
+
+export type BgpGetBgpErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type BgpGetBgpError = BgpGetBgpErrors[keyof BgpGetBgpErrors];
+
+export type BgpGetBgpResponses = {
+    /**
+     * Response Bgp-Get Bgp
+     *
+     * Successful Response
+     */
+    200: BgpRead | null;
+};
+
+export type BgpGetBgpResponse = BgpGetBgpResponses[keyof BgpGetBgpResponses];
+
+export type BgpPutBgpData = {
+    body: BgpWrite;
+    path?: never;
+    query?: never;
+    url: '/api/v1/bgp';
+};
+
+export type BgpPutBgpErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type BgpPutBgpError = BgpPutBgpErrors[keyof BgpPutBgpErrors];
+
+export type BgpPutBgpResponses = {
+    /**
+     * Successful Response
+     */
+    200: BgpRead;
+};
+
+export type BgpPutBgpResponse = BgpPutBgpResponses[keyof BgpPutBgpResponses];
 
 export type RevisionsPendingData = {
     body?: never;

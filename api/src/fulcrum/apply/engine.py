@@ -49,6 +49,7 @@ from functools import partial
 from pathlib import Path
 
 from fulcrum.apply.daemons import Checked, ManagedDaemon, standard_daemons
+from fulcrum.apply.daemons.frr import FrrPaths
 from fulcrum.apply.daemons.networkd import NetworkPaths
 from fulcrum.apply.keepalived_control import KeepalivedControl, pid_of
 from fulcrum.apply.nftables_control import nft_version
@@ -96,6 +97,8 @@ class EngineConfig:
     # The appliance's own network through systemd-networkd; None where networkd does not manage
     # the machine (the VM lab, the host test rigs): the daemon is then not in the engine at all.
     network: NetworkPaths | None = None
+    # This node's BGP through FRR; None where Fulcrum does not manage FRR: not in the engine at all.
+    frr: FrrPaths | None = None
 
 
 class _StepFailed(Exception):

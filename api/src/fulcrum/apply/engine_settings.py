@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from fulcrum.apply.daemons.frr import FrrPaths
 from fulcrum.apply.daemons.networkd import NetworkPaths
 from fulcrum.apply.engine import EngineConfig
 from fulcrum.apply.keepalived_control import keepalived_argv
@@ -42,6 +43,7 @@ def engine_config(settings: Settings) -> EngineConfig:
         )
         if settings.network_dir
         else None,
+        frr=FrrPaths(settings.frr_config) if settings.frr_config else None,
     )
 
 

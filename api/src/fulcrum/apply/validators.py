@@ -1,4 +1,4 @@
-"""The real validators: `keepalived -t -f FILE` and `nft -c -f FILE`.
+"""The real validators: `keepalived -t -f FILE`, `nft -c -f FILE` and FRR's `vtysh -C -f FILE`.
 
 Each returns the tool's own words, trimmed to the lines that matter. A missing file is an error:
 keepalived 2.2.7 prints "Config files missing" and still exits 0 for one.
@@ -69,6 +69,22 @@ def validate_nftables(path: Path, prefix: Sequence[str] = ()) -> Validation:
     message = nft_message(run.output)
     if run.returncode != 0:
         return Validation(False, message or f"nft -c exited with status {run.returncode}")
+    return Validation(True, message)
+
+
+def validate_frr(path: Path, prefix: Sequence[str] = ()) -> Validation:
+    """FRR's own check of an integrated frr.conf: vtysh parses every line with the command grammar of
+    every daemon (bgpd, bfdd, zebra, ...) and exits non-zero naming the first line it refuses. It
+    needs no running daemon. (The daemons' own `--dryrun` exits 0 even for lines they refuse.)"""
+    if not path.is_file():
+        return Validation(False, f"FRR config {path} does not exist")
+    try:
+        run = run_tool(["vtysh", "-C", "-f", str(path)], prefix, VALIDATE_TIMEOUT)
+    except ToolError as error:
+        return Validation(False, str(error))
+    message = trim_lines([line.rstrip() for line in run.output.splitlines() if line.strip()])
+    if run.returncode != 0:
+        return Validation(False, message or f"vtysh -C exited with status {run.returncode}")
     return Validation(True, message)
 
 

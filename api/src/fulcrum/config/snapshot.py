@@ -17,6 +17,7 @@ from typing import Annotated, Final, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, model_validator
 
+from fulcrum.config.bgp import BgpConfig
 from fulcrum.config.network import NetworkConfig
 from fulcrum.config.types import (
     CheckType,
@@ -346,6 +347,8 @@ class ConfigSnapshot(Strict):
     # The appliance's own network (node-local); None: Fulcrum does not manage it (the lab, tests,
     # an appliance before its network was first saved), and nothing of the host's network changes.
     network: NetworkConfig | None = None
+    # This node's BGP announcements of the VIPs through FRR (node-local); None: no BGP here.
+    bgp: BgpConfig | None = None
 
     def balanced_services(self) -> list[Service]:
         """The services keepalived puts in IPVS, by name: enabled ones with an enabled backend.
@@ -355,6 +358,25 @@ class ConfigSnapshot(Strict):
         """
         active = (s for s in self.services if s.enabled and any(b.enabled for b in s.backends))
         return sorted(active, key=lambda service: service.name)
+
+    def announced_vips(self) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+        """The VIPs BGP announces (as /32 and /128), IPv4 first: the listed ones, or by default the
+        address of every enabled service. Empty without BGP or with BGP turned off."""
+        bgp = self.bgp
+        if bgp is None or not bgp.enabled:
+            return []
+        chosen = bgp.announce if bgp.announce is not None else [s.address for s in self.services if s.enabled]
+        return sorted(set(chosen), key=lambda a: (a.version, a))
+
+    @model_validator(mode="after")
+    def _announced_are_vips(self) -> Self:
+        if self.bgp is None or self.bgp.announce is None:
+            return self
+        vips = {service.address for service in self.services}
+        for index, address in enumerate(self.bgp.announce):
+            if address not in vips:
+                raise ValueError(f"bgp.announce[{index}]: {address} is not the address of any service")
+        return self
 
     @model_validator(mode="after")
     def _unique(self) -> Self:
@@ -430,11 +452,12 @@ class ConfigSnapshot(Strict):
 
     def canonical_json(self) -> str:
         """The exact text stored in a revision: sorted keys, no whitespace, stable order. A snapshot
-        without a managed network has no "network" key, as before the network was modelled, so the
-        digests of older revisions still hold."""
+        without a managed network or BGP has no "network" or "bgp" key, as before they were modelled,
+        so the digests of older revisions still hold."""
         data = self.model_dump(mode="json")
-        if data["network"] is None:
-            del data["network"]
+        for node_local in ("network", "bgp"):
+            if data[node_local] is None:
+                del data[node_local]
         return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
     def digest(self) -> str:

@@ -158,17 +158,6 @@ def _unexplained(event: Event) -> str:
 # --- maintenance ------------------------------------------------------------------------------
 
 
-def in_maintenance(path: Path) -> bool:
-    try:
-        text = path.read_text().strip()
-    except FileNotFoundError:
-        return False
-    try:
-        return int(text or "0") != 0
-    except ValueError:
-        return True  # not written by us: say maintenance rather than promise the node is live
-
-
 def set_maintenance(path: Path, enabled: bool) -> None:
     """Write keepalived's track file atomically and durably (a node that crashes right after
     stepping down must not come back live); keepalived watches it with inotify."""

@@ -33,7 +33,7 @@ from fulcrum.models.ha import HaPairing
 from fulcrum.schemas.ha import HaDiff, SyncResult
 from fulcrum.schemas.telemetry import Severity
 from fulcrum.services import audit, lineage, revisions
-from fulcrum.services.candidate import network_settings, node_settings
+from fulcrum.services.candidate import bgp_settings, network_settings, node_settings
 from fulcrum.services.ha_config import get_node
 from fulcrum.services.users import list_users
 from fulcrum.services.validation import validated
@@ -154,8 +154,12 @@ def outgoing(session: Session, node_name: str, force: bool = False) -> ConfigPus
 
 
 def _merged(session: Session, shared: dict[str, Any]) -> ConfigSnapshot:
-    """The peer's shared part with this node's own node and network settings, validated as a whole."""
-    local = {"node": node_settings(session), "network": network_settings(session)}
+    """The peer's shared part with this node's own node, network and BGP settings, validated as a whole."""
+    local = {
+        "node": node_settings(session),
+        "network": network_settings(session),
+        "bgp": bgp_settings(session),
+    }
     return validated(
         lambda: ConfigSnapshot.model_validate({**shared, **local}),
         prefix=("body", "shared"),

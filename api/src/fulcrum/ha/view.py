@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 
 from fulcrum.alerts.node import NodeView
 from fulcrum.apply.client import ApplierError
+from fulcrum.apply.maintenance import in_maintenance
 from fulcrum.apply.result import VrrpView
 from fulcrum.config.snapshot import ConfigSnapshot, Node
 from fulcrum.ha import local, replication
@@ -80,7 +81,7 @@ def local_view(session: Session, runtime: HaRuntime) -> LocalView:
     saved = get_node(session)
     node = running.node if running else saved
     # Never None: Settings fills the default in after validation.
-    maintenance = local.in_maintenance(runtime.settings.maintenance_file)  # type: ignore[arg-type]
+    maintenance = in_maintenance(runtime.settings.maintenance_file)  # type: ignore[arg-type]
     reported = local.reported_states(session, running)
     dataplane = vrrp_view(runtime) if running and running.vip_groups else None
     groups = []

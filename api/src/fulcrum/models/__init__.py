@@ -2,6 +2,7 @@
 
 from fulcrum.models.alert import AlertChannel, AlertCondition, AlertRule
 from fulcrum.models.audit import AuditEntry
+from fulcrum.models.bgp import BgpSettings
 from fulcrum.models.event import Event
 from fulcrum.models.ha import FirewallSettings, NodeSettings, VipGroup
 from fulcrum.models.login import AccountLoginFailures, AddressLoginFailures
@@ -20,6 +21,7 @@ __all__ = [
     "AuditEntry",
     "AuthToken",
     "Backend",
+    "BgpSettings",
     "Event",
     "FirewallSettings",
     "NetworkSettings",

@@ -89,9 +89,7 @@ def get_revision(number: RevisionNumber, session: SessionDep, _: Viewer) -> Revi
     row = revisions.get_revision(session, number)
     snapshot = revisions.snapshot_of(row)
     assert snapshot is not None
-    return RevisionDetail(
-        **RevisionRead.model_validate(row).model_dump(), snapshot=snapshot.model_dump(mode="json")
-    )
+    return RevisionDetail(**RevisionRead.model_validate(row).model_dump(), snapshot=revisions.shown(snapshot))
 
 
 @router.post(

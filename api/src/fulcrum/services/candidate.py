@@ -17,9 +17,18 @@ from sqlalchemy import select, true
 from sqlalchemy.orm import Session
 
 from fulcrum.config import snapshot as spec
+from fulcrum.config.bgp import BgpConfig
 from fulcrum.config.network import NetworkConfig
 from fulcrum.errors import ConfigInvalid
-from fulcrum.models import Backend, FirewallSettings, NetworkSettings, NodeSettings, Service, VipGroup
+from fulcrum.models import (
+    Backend,
+    BgpSettings,
+    FirewallSettings,
+    NetworkSettings,
+    NodeSettings,
+    Service,
+    VipGroup,
+)
 from fulcrum.services.validation import validated
 
 # Columns of their own; the rest of each object lives in its `settings` JSON document.
@@ -91,6 +100,25 @@ def store_network(session: Session, network: NetworkConfig | None) -> None:
     session.flush()
 
 
+def bgp_settings(session: Session) -> dict[str, Any] | None:
+    """This node's BGP; None while it has none (no row)."""
+    row = session.get(BgpSettings, 1)
+    return row.settings if row else None
+
+
+def store_bgp(session: Session, bgp: BgpConfig | None) -> None:
+    """Save (or, with None, remove) this node's BGP."""
+    row = session.get(BgpSettings, 1)
+    if bgp is None:
+        if row is not None:
+            session.delete(row)
+    elif row is None:
+        session.add(BgpSettings(id=1, settings=bgp.model_dump(mode="json")))
+    else:
+        row.settings = bgp.model_dump(mode="json")
+    session.flush()
+
+
 def node_row(session: Session) -> NodeSettings:
     """The node settings row, created for a write."""
     row = session.get(NodeSettings, 1)
@@ -134,6 +162,7 @@ def candidate_snapshot(session: Session, focus: tuple[str, str] | None = None) -
         "node": node_settings(session),
         "firewall": firewall_settings(session),
         "network": network_settings(session),
+        "bgp": bgp_settings(session),
     }
     strip: tuple[str | int, ...] = ()
     if focus is not None:
@@ -226,6 +255,7 @@ def load_snapshot(session: Session, snapshot: spec.ConfigSnapshot) -> None:
     node_row(session).settings = snapshot.node.model_dump(mode="json")
     firewall_row(session).settings = snapshot.firewall.model_dump(mode="json")
     store_network(session, snapshot.network)
+    store_bgp(session, snapshot.bgp)
     session.flush()
 
 

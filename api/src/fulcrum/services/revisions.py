@@ -11,6 +11,7 @@ import difflib
 import json
 import threading
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -36,6 +37,7 @@ commit_lock = threading.Lock()
 
 # A failure in these steps means the configuration itself was rejected: nothing is recorded.
 _REJECTED_STEPS = {ApplyStep.RENDER, ApplyStep.VALIDATE}
+REDACTED = "[redacted]"  # what a read shows for a stored secret
 
 
 def get_revision(session: Session, number: int) -> Revision:
@@ -93,11 +95,21 @@ def diff(session: Session, from_number: int | None, to_number: int | None) -> Di
     return _diff(before, after, from_number, to_number)
 
 
+def shown(snapshot: ConfigSnapshot) -> dict[str, Any]:
+    """A snapshot as the API shows it to every role: BGP neighbors' TCP-MD5 passwords are replaced
+    by "[redacted]" (revisions keep them: the applier renders frr.conf from the snapshot)."""
+    data = snapshot.model_dump(mode="json")
+    for neighbor in (data.get("bgp") or {}).get("neighbors", []):
+        if neighbor["password"] is not None:
+            neighbor["password"] = REDACTED
+    return data
+
+
 def _diff(before: ConfigSnapshot | None, after: ConfigSnapshot, a: int | None, b: int | None) -> Diff:
     def pretty(s: ConfigSnapshot | None) -> list[str]:
         if s is None:
             return []
-        return json.dumps(s.model_dump(mode="json"), indent=2, sort_keys=True).splitlines(keepends=True)
+        return json.dumps(shown(s), indent=2, sort_keys=True).splitlines(keepends=True)
 
     text = "".join(
         difflib.unified_diff(

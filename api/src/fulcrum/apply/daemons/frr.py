@@ -1,0 +1,148 @@
+"""FRR (bgpd, bfdd, zebra) as a managed daemon: this node's BGP announcements of the VIPs.
+
+render writes the integrated frr.conf (fulcrum.render.frr) as FILE.new; validate runs `vtysh -C`
+on it, FRR's own parser with every daemon's grammar; install keeps FILE.prev; load runs FRR's
+`frr-reload.py --reload`, which compares the file with the daemons' running configuration and
+sends only the difference through vtysh, so a change (a VIP more, a community, a withdrawal)
+leaves established BGP sessions and BFD up, where restarting bgpd or replaying the whole file
+would drop or reset them; verify reads back from bgpd, as JSON, the neighbors and the locally
+originated prefixes and compares them with the snapshot; undo reloads FILE.prev (or a file with
+no BGP when there was none).
+
+Whether the VIPs are announced at all is `announcing()`, asked at every render: False (the node is
+in maintenance) renders the same file without `network` statements, a withdrawal that the
+routers see within one update while the sessions stay up.
+
+FRR's daemons are started by their own service (frr.service on the appliance, the lab in tests);
+`prefix` wraps every command, e.g. ("nsenter", "--target", PID, "--net", "--mount") in tests.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fulcrum.apply.daemons.owned_files import OwnedFiles
+from fulcrum.apply.daemons.protocol import Checked
+from fulcrum.apply.files import new_path
+from fulcrum.apply.tools import ToolError, run_tool, trim_lines
+from fulcrum.apply.validators import validate_frr
+from fulcrum.config.snapshot import ConfigSnapshot
+from fulcrum.render import render_frr
+
+RELOAD_TIMEOUT = 120.0  # frr-reload.py reads the running config and applies the difference
+QUERY_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class FrrPaths:
+    config: Path  # the integrated frr.conf FRR's daemons read (/etc/frr/frr.conf, or a link to it)
+    reload_program: Path = Path("/usr/lib/frr/frr-reload.py")
+
+
+class FrrDaemon:
+    name = "frr"
+
+    def __init__(self, paths: FrrPaths, announcing: Callable[[], bool], prefix: Sequence[str] = ()) -> None:
+        self.paths = paths
+        self.announcing = announcing
+        self.prefix = tuple(prefix)
+        self.files = OwnedFiles(paths.config)
+        self._announce = True
+
+    def render(self, snapshot: ConfigSnapshot) -> str:
+        self._announce = self.announcing()
+        staged = self.files.stage({self.paths.config: render_frr(snapshot, announce=self._announce)})
+        return (
+            staged if self._announce else f"{staged}; VIPs withdrawn: this node is not fit to announce them"
+        )
+
+    def validate(self) -> Checked:
+        result = validate_frr(new_path(self.paths.config), self.prefix)
+        if not result.ok:
+            raise ToolError(f"vtysh -C rejected {self.paths.config.name}: {result.message}")
+        return Checked(f"vtysh -C accepted {self.paths.config.name}")
+
+    def reject(self) -> None:
+        self.files.reject()
+
+    def discard(self) -> None:
+        self.files.discard()
+
+    def precondition(self) -> tuple[bool, str]:
+        return True, "FRR needs nothing beyond its running daemons"
+
+    def install(self) -> str:
+        return self.files.install()
+
+    def load(self, snapshot: ConfigSnapshot) -> str:
+        return self._reload(self.paths.config)
+
+    def verify(self, snapshot: ConfigSnapshot) -> Checked:
+        bgp = snapshot.bgp
+        if bgp is None or not bgp.enabled:
+            return Checked("no BGP configured: FRR announces nothing")
+        neighbors = self._query("show bgp vrf default neighbors json")
+        wanted = {str(n.address) for n in bgp.neighbors}
+        if set(neighbors) != wanted:
+            raise ToolError(f"bgpd has neighbors {sorted(neighbors)}, the configuration {sorted(wanted)}")
+        expected = {f"{v}/{v.max_prefixlen}" for v in snapshot.announced_vips()} if self._announce else set()
+        originated = self._originated(4) | self._originated(6)
+        if originated != expected:
+            raise ToolError(
+                f"bgpd originates {sorted(originated)}, the configuration says {sorted(expected)}"
+            )
+        states = ", ".join(
+            f"{address} {neighbors[address].get('bgpState', '?')}" for address in sorted(wanted)
+        )
+        what = f"announcing {len(expected)} VIP prefixes" if self._announce else "VIPs withdrawn"
+        return Checked(f"bgpd {what}; sessions: {states or 'none'}")
+
+    def undo(self, loaded: bool) -> str:
+        restored, done = self.files.restore()
+        if loaded and self.paths.config in restored:
+            if restored[self.paths.config]:
+                done += "; " + self._reload(self.paths.config)
+            else:
+                # frr-reload.py needs a file: one with no BGP takes it all out of the daemons.
+                empty = self.paths.config.with_name(f"{self.paths.config.name}.none")
+                empty.write_text(render_frr(ConfigSnapshot()))
+                try:
+                    done += "; " + self._reload(empty)
+                finally:
+                    empty.unlink()
+        return done
+
+    def _reload(self, config: Path) -> str:
+        argv = ["python3", str(self.paths.reload_program), "--reload", "--stdout", str(config)]
+        run = run_tool(argv, self.prefix, RELOAD_TIMEOUT)
+        if run.returncode != 0:
+            message = trim_lines(
+                [line for line in run.output.splitlines() if "ERROR" in line] or run.output.splitlines()
+            )
+            raise ToolError(f"frr-reload.py could not apply {config.name}: {message}")
+        return f"frr-reload.py applied {config} to the running daemons"
+
+    def _query(self, command: str) -> dict[str, Any]:
+        run = run_tool(["vtysh", "-c", command], self.prefix, QUERY_TIMEOUT)
+        if run.returncode != 0:
+            raise ToolError(f"vtysh -c '{command}' failed: {trim_lines(run.output.splitlines())}")
+        try:
+            parsed = json.loads(run.output or "{}")
+        except json.JSONDecodeError as error:
+            raise ToolError(f"vtysh -c '{command}' did not answer JSON: {run.output[:200]}") from error
+        if not isinstance(parsed, dict):
+            raise ToolError(f"vtysh -c '{command}' answered {type(parsed).__name__}, not an object")
+        return parsed
+
+    def _originated(self, family: int) -> set[str]:
+        """The prefixes this node's bgpd originates itself (its `network` statements) in `family`."""
+        table = self._query(f"show bgp vrf default ipv{family} unicast json")
+        routes: dict[str, list[dict[str, Any]]] = table.get("routes", {})
+        # A path learned from no peer is bgpd's own (FRR prints its peer as "(unspec)").
+        return {
+            prefix for prefix, paths in routes.items() if any(p.get("peerId") == "(unspec)" for p in paths)
+        }

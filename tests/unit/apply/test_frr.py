@@ -1,0 +1,205 @@
+"""The FRR daemon against real FRR (zebra, bgpd, bfdd) in throw-away namespaces on this host
+(lab.frr): two balancer nodes announce the VIPs to a router over eBGP with BFD; the router's kernel
+must hold each VIP as one ECMP route over both nodes. A node's withdrawal (maintenance) removes its
+next hop while its session stays up; a file FRR's checker refuses is never installed; a rollback
+reloads the previous file."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fulcrum.apply.daemons import standard_daemons
+from fulcrum.apply.daemons.frr import FrrDaemon, FrrPaths
+from fulcrum.apply.engine_settings import engine_config
+from fulcrum.apply.files import new_path
+from fulcrum.apply.tools import ToolError
+from fulcrum.config.snapshot import ConfigSnapshot
+from fulcrum.ha.local import set_maintenance
+from fulcrum.settings import Settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from lab.frr import FrrHost, available, frr_hosts, link  # noqa: E402
+from lab.wait import wait_until  # noqa: E402
+
+VIPS = ("192.0.2.10", "192.0.2.20")
+NODES = {"node1": ("10.0.1.1", "10.0.1.254"), "node2": ("10.0.2.1", "10.0.2.254")}
+ROUTER_ASN, NODE_ASN = 65000, 65001
+
+# The upstream router: eBGP to both nodes with BFD, ECMP over up to 8 paths into the kernel.
+ROUTER_CONF = f"""
+router bgp {ROUTER_ASN}
+ bgp router-id 10.0.0.254
+ no bgp ebgp-requires-policy
+ neighbor 10.0.1.1 remote-as {NODE_ASN}
+ neighbor 10.0.1.1 bfd
+ neighbor 10.0.1.1 timers 1 3
+ neighbor 10.0.2.1 remote-as {NODE_ASN}
+ neighbor 10.0.2.1 bfd
+ neighbor 10.0.2.1 timers 1 3
+ address-family ipv4 unicast
+  maximum-paths 8
+ exit-address-family
+exit
+"""
+
+
+def snapshot(node: str, **bgp: Any) -> ConfigSnapshot:
+    address, router = NODES[node]
+    services = [
+        {"name": f"svc{i}", "address": vip, "ports": [80], "backends": [{"address": "198.51.100.1"}]}
+        for i, vip in enumerate(VIPS)
+    ]
+    settings = {
+        "asn": NODE_ASN,
+        "router_id": address,
+        "neighbors": [{"address": router, "remote_asn": ROUTER_ASN, "timers": {"keepalive": 1, "hold": 3}}],
+        **bgp,
+    }
+    return ConfigSnapshot.model_validate({"services": services, "bgp": settings})
+
+
+class Node:
+    """One balancer node: its FRR host and the managed daemon that configures it."""
+
+    def __init__(self, host: FrrHost, config: Path) -> None:
+        self.host = host
+        self.fit = True  # what the maintenance file would say
+        self.daemon = FrrDaemon(FrrPaths(config), lambda: self.fit, host.prefix)
+
+    def apply(self, snapshot: ConfigSnapshot) -> str:
+        """The engine's steps for this one daemon: render, validate, install, load, verify."""
+        self.daemon.render(snapshot)
+        try:
+            self.daemon.validate()
+        except ToolError:
+            self.daemon.reject()
+            raise
+        self.daemon.install()
+        self.daemon.load(snapshot)
+        return self.daemon.verify(snapshot).detail
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[tuple[FrrHost, dict[str, Node]]]:
+    if not available():
+        pytest.skip("needs root and FRR (zebra, bgpd, bfdd, vtysh: scripts/setup-host installs it)")
+    with frr_hosts(tmp_path, "router", *NODES) as hosts:
+        router = hosts["router"]
+        for index, (name, (address, gateway)) in enumerate(NODES.items(), start=1):
+            link(router, f"r-n{index}", f"{gateway}/24", hosts[name], "eth0", f"{address}/24")
+        (tmp_path / "router.conf").write_text(ROUTER_CONF)
+        router.run("vtysh", "-f", str(tmp_path / "router.conf"))
+        yield router, {name: Node(hosts[name], tmp_path / f"{name}-frr.conf") for name in NODES}
+
+
+def next_hops(router: FrrHost, vip: str) -> set[str]:
+    """The gateways of the router's kernel route to `vip` (one, or an ECMP route's several)."""
+    hops = set()
+    for route in router.routes(vip):
+        if route.get("protocol") != "bgp":
+            continue
+        hops |= {hop["gateway"] for hop in route.get("nexthops", [])}
+        if "gateway" in route:
+            hops.add(route["gateway"])
+    return hops
+
+
+def established(router: FrrHost, peer: str) -> dict[str, Any]:
+    info: dict[str, Any] = router.vtysh_json(f"show bgp neighbors {peer} json")[peer]
+    return info
+
+
+def test_the_router_learns_every_vip_from_both_nodes_as_one_ecmp_route(lab: tuple[FrrHost, dict[str, Node]]) -> None:
+    router, nodes = lab
+    for name, node in nodes.items():
+        detail = node.apply(snapshot(name))
+        assert "announcing 2 VIP prefixes" in detail, detail
+    both = {address for address, _ in NODES.values()}
+    for vip in VIPS:
+        wait_until(lambda vip=vip: next_hops(router, vip) == both, 60, what=f"{vip} via both nodes in the router's kernel")
+    [route] = router.routes(VIPS[0])
+    assert route["dst"] == VIPS[0] and len(route["nexthops"]) == 2  # one multipath route, not two
+    # BFD runs between the router and each node (bgpd registered the sessions, bfdd brought them up).
+    wait_until(
+        lambda: sorted(p["peer"] for p in router.vtysh_json("show bfd peers json") if p["status"] == "up") == sorted(both),
+        60,
+        what="BFD up between the router and both nodes",
+    )
+
+    # node1 goes into maintenance: a reload without its network statements.
+    first = established(router, "10.0.1.1")
+    nodes["node1"].fit = False
+    started = time.monotonic()
+    assert "VIPs withdrawn" in nodes["node1"].apply(snapshot("node1"))
+    for vip in VIPS:
+        wait_until(lambda vip=vip: next_hops(router, vip) == {"10.0.2.1"}, 30, what=f"{vip} via node2 alone")
+    print(f"withdrawal: node1's next hop left the router's kernel {time.monotonic() - started:.2f} s after the apply began")
+    after = established(router, "10.0.1.1")
+    # The session was not reset: still Established, not re-established, no notification since.
+    assert after["bgpState"] == "Established"
+    resets = {k: after.get(k) for k in ("connectionsEstablished", "lastResetDueTo", "lastResetTimerMsecs", "lastErrorCodeSubcode")}
+    assert after["connectionsEstablished"] == first["connectionsEstablished"], (first.get("lastResetDueTo"), resets)
+    assert after["messageStats"]["notificationsRecv"] == first["messageStats"]["notificationsRecv"]
+
+    # Back in service: node1's next hop returns.
+    nodes["node1"].fit = True
+    nodes["node1"].apply(snapshot("node1"))
+    wait_until(lambda: next_hops(router, VIPS[0]) == both, 30, what="node1 back in the ECMP route")
+
+
+def test_only_the_chosen_vips_are_announced_with_the_communities(lab: tuple[FrrHost, dict[str, Node]]) -> None:
+    router, nodes = lab
+    nodes["node1"].apply(snapshot("node1", announce=[VIPS[1]], communities=["65001:42"], large_communities=["65001:1:2"]))
+    wait_until(lambda: next_hops(router, VIPS[1]) == {"10.0.1.1"}, 60, what=f"{VIPS[1]} via node1")
+    assert next_hops(router, VIPS[0]) == set()
+    learned = router.vtysh_json(f"show bgp ipv4 unicast {VIPS[1]}/32 json")
+    [path] = learned["paths"]
+    assert path["community"]["string"] == "65001:42" and path["largeCommunity"]["string"] == "65001:1:2"
+
+
+def test_a_file_the_checker_refuses_is_never_installed_and_a_rollback_reloads_the_previous(
+    lab: tuple[FrrHost, dict[str, Node]],
+) -> None:
+    router, nodes = lab
+    node = nodes["node1"]
+    node.apply(snapshot("node1"))
+    wait_until(lambda: next_hops(router, VIPS[1]) == {"10.0.1.1"}, 60, what=f"{VIPS[1]} via node1")
+    live = node.daemon.paths.config.read_text()
+
+    # A staged file with a line FRR does not know (what an injection would make): vtysh -C refuses it.
+    node.daemon.render(snapshot("node1"))
+    staged = new_path(node.daemon.paths.config)
+    staged.write_text(staged.read_text().replace(" no bgp network import-check\n", " no bgp network import-check\n neighbor 10.0.1.254 sneaky\n"))
+    with pytest.raises(ToolError, match="vtysh -C rejected .*sneaky"):
+        node.daemon.validate()
+    node.daemon.reject()
+    assert node.daemon.paths.config.read_text() == live and not staged.exists()
+
+    # A change loaded, then a later daemon fails: undo puts the previous file back and reloads it.
+    node.apply(snapshot("node1", announce=[VIPS[0]]))
+    wait_until(lambda: next_hops(router, VIPS[1]) == set(), 30, what=f"{VIPS[1]} withdrawn by the change")
+    done = node.daemon.undo(loaded=True)
+    assert "restored" in done and "frr-reload.py applied" in done
+    assert node.daemon.paths.config.read_text() == live
+    wait_until(lambda: next_hops(router, VIPS[1]) == {"10.0.1.1"}, 30, what=f"{VIPS[1]} announced again after the undo")
+    assert node.daemon.verify(snapshot("node1")).detail.startswith("bgpd announcing 2 VIP prefixes")
+
+
+def test_frr_is_managed_only_where_configured_and_withdraws_in_maintenance(tmp_path: Path) -> None:
+    assert "frr" not in [d.name for d in standard_daemons(engine_config(Settings(data_dir=tmp_path)))]
+    settings = Settings(data_dir=tmp_path, frr_config=tmp_path / "frr.conf")
+    daemons = standard_daemons(engine_config(settings))
+    frr = daemons[-1]
+    assert isinstance(frr, FrrDaemon) and frr.paths.config == tmp_path / "frr.conf"
+    assert settings.maintenance_file is not None
+    assert "withdrawn" not in frr.render(snapshot("node1"))
+    set_maintenance(settings.maintenance_file, True)  # what the HA page's maintenance switch does
+    assert "VIPs withdrawn" in frr.render(snapshot("node1"))
+    assert "  network " not in new_path(frr.paths.config).read_text()
+    frr.discard()
