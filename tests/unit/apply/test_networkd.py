@@ -17,14 +17,12 @@ import pytest
 
 from fulcrum.apply.daemons import standard_daemons
 from fulcrum.apply.daemons.networkd import NetworkdDaemon, NetworkPaths
-from fulcrum.apply.engine import ApplyEngine, EngineConfig
 from fulcrum.apply.engine_settings import engine_config
 from fulcrum.apply.result import ApplyOutcome, ApplyStep
-from fulcrum.config.snapshot import ConfigSnapshot
 from fulcrum.settings import Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from lab.networkd import Networkd, available, private_networkd  # noqa: E402
+from lab.networkd import Networkd, available, engine, private_networkd, snapshot  # noqa: E402
 from lab.wait import wait_until  # noqa: E402
 
 @pytest.fixture
@@ -47,21 +45,6 @@ def network(macs: dict[str, str], **changes: Any) -> dict[str, Any]:
         "gateway4": "10.5.0.254",
         **changes,
     }
-
-
-def snapshot(document: dict[str, Any] | None) -> ConfigSnapshot:
-    return ConfigSnapshot.model_validate({"node": {"vrrp_interface": "nic0"}, "network": document})
-
-
-def engine(tmp_path: Path, daemon: NetworkdDaemon) -> ApplyEngine:
-    config = EngineConfig(
-        state_dir=tmp_path / "state",
-        keepalived_conf=tmp_path / "keepalived.conf",
-        nftables_file=tmp_path / "fulcrum.nft",
-        keepalived_pidfile=tmp_path / "keepalived.pid",
-        keepalived_start=("false",),
-    )
-    return ApplyEngine(config, [daemon])
 
 
 def test_a_network_is_applied_and_read_back_from_the_kernel(tmp_path: Path, networkd: Networkd) -> None:

@@ -92,8 +92,12 @@ def _vlan_netdev(vlan: Vlan) -> str:
 
 
 def _network(network: NetworkConfig, interface: Addressing) -> str:
-    if isinstance(interface, Nic):
+    if isinstance(interface, Nic) and interface.permanent_mac:
         match = [_mac_match(interface)]
+    elif isinstance(interface, Nic):
+        # By the name its .link file gave it: a bond sets its members' current MAC address to its
+        # own, after which a match by that address would leave the member unmanaged.
+        match = [("Name", interface.name)]
     else:
         match = [("Name", interface.name), ("Kind", "bond" if isinstance(interface, Bond) else "vlan")]
     sections: list[Section] = [("Match", match)]

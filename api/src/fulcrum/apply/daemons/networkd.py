@@ -29,7 +29,7 @@ from fulcrum.apply.daemons.protocol import Checked
 from fulcrum.apply.files import fsync_dir, new_path, prev_path
 from fulcrum.apply.network_files import check_hostname, parse_config
 from fulcrum.apply.tools import ToolError, poll, run_tool, trim_lines
-from fulcrum.config.network import Bond, NetworkConfig, Nic, Vlan
+from fulcrum.config.network import HASHING_MODES, Bond, NetworkConfig, Nic, Vlan
 from fulcrum.config.snapshot import ConfigSnapshot
 from fulcrum.render.network import (
     HOSTNAME,
@@ -271,6 +271,9 @@ def _kind_mismatches(
             return [f"{interface.name}: not a bond"]
         if data.get("mode") != interface.mode.value:
             problems.append(f"{interface.name}: bond mode {data.get('mode')}, not {interface.mode.value}")
+        policy = interface.xmit_hash_policy.value
+        if interface.mode in HASHING_MODES and data.get("xmit_hash_policy") != policy:
+            problems.append(f"{interface.name}: hash policy {data.get('xmit_hash_policy')}, not {policy}")
         members = {name for name, link in links.items() if link.get("master") == kernel}
         wanted = {_kernel_name(network.interface(m), links) or m for m in interface.members}
         if members != wanted:
