@@ -13,7 +13,9 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
+from apitest import login_as
 from fulcrum.config.snapshot import ConfigSnapshot
+from fulcrum.dataplane.clock import CLOCK_STATES
 from fulcrum.models._types import utcnow
 from fulcrum.services import lineage, revisions
 from fulcrum.services.candidate import candidate_snapshot
@@ -270,3 +272,14 @@ def test_the_kernels_interfaces_are_listed(client: TestClient) -> None:
     assert alone["counters"]["rx_bytes"] >= loopback["counters"]["rx_bytes"]
     assert client.get("/api/v1/network/interfaces/nosuch0").status_code == 404
     assert client.get("/api/v1/network/interfaces/a%0Ab").status_code == 422
+
+
+def test_the_clock_is_read_from_the_kernel_with_the_configured_ntp_servers(client: TestClient) -> None:
+    viewer = login_as(client, "vera", "viewer")
+    clock = viewer.get("/api/v1/network/clock")
+    assert clock.status_code == 200, clock.text
+    body = clock.json()
+    assert body["synchronised"] is (body["max_error_us"] < 16_000_000)
+    assert body["state"] in CLOCK_STATES.values() and body["ntp_servers"] == []
+    assert put(client, NETWORK).status_code == 200
+    assert viewer.get("/api/v1/network/clock").json()["ntp_servers"] == ["ntp.example.net", "192.0.2.123"]
