@@ -264,6 +264,7 @@ def test_the_kernels_interfaces_are_listed(client: TestClient) -> None:
     assert listed.status_code == 200, listed.text
     loopback = next(i for i in listed.json() if i["name"] == "lo")
     assert loopback["kind"] == "loopback" and "127.0.0.1" in loopback["addresses"]
+    assert "127.0.0.1/8" in loopback["prefixed_addresses"] and loopback["dynamic_addresses"] == []
     assert loopback["mtu"] > 0 and "rx_bytes" in loopback["counters"] and loopback["configured"] is False
     # One interface as listed, but for its counters: other tests' loopback traffic moves them between
     # any two reads (two GETs of it differed under the host suite's second worker).

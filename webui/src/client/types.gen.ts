@@ -1589,6 +1589,10 @@ export type KernelInterface = {
      */
     driver: string | null;
     /**
+     * Dynamic Addresses
+     */
+    dynamic_addresses: Array<string>;
+    /**
      * Kind
      */
     kind: string;
@@ -1608,6 +1612,10 @@ export type KernelInterface = {
      * Operstate
      */
     operstate: string;
+    /**
+     * Prefixed Addresses
+     */
+    prefixed_addresses: Array<string>;
     /**
      * Speed Mbps
      */

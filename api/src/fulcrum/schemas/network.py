@@ -21,6 +21,8 @@ class KernelInterface(BaseModel):
     speed_mbps: int | None
     mtu: int
     addresses: list[str]
+    prefixed_addresses: list[str]  # the same with their prefix length: "192.0.2.2/24"
+    dynamic_addresses: list[str]  # of those, the ones with a lifetime (DHCP, SLAAC)
     counters: dict[str, int]
     bond_members: list[str]
     bond_master: str | None
