@@ -12,8 +12,9 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from apitest import errors
+from apitest import errors, login_as
 from fulcrum.config.snapshot import ConfigSnapshot
+from fulcrum.dataplane.clock import CLOCK_STATES
 from fulcrum.models._types import utcnow
 from fulcrum.services import lineage, revisions
 from fulcrum.services.candidate import candidate_snapshot
@@ -243,6 +244,7 @@ def test_the_kernels_interfaces_are_listed(client: TestClient) -> None:
     assert listed.status_code == 200, listed.text
     loopback = next(i for i in listed.json() if i["name"] == "lo")
     assert loopback["kind"] == "loopback" and "127.0.0.1" in loopback["addresses"]
+    assert "127.0.0.1/8" in loopback["prefixed_addresses"] and loopback["dynamic_addresses"] == []
     assert loopback["mtu"] > 0 and "rx_bytes" in loopback["counters"] and loopback["configured"] is False
     # One interface as listed, but for its counters: other tests' loopback traffic moves them between
     # any two reads (two GETs of it differed under the host suite's second worker).
@@ -251,3 +253,14 @@ def test_the_kernels_interfaces_are_listed(client: TestClient) -> None:
     assert alone["counters"]["rx_bytes"] >= loopback["counters"]["rx_bytes"]
     assert client.get("/api/v1/network/interfaces/nosuch0").status_code == 404
     assert client.get("/api/v1/network/interfaces/a%0Ab").status_code == 422
+
+
+def test_the_clock_is_read_from_the_kernel_with_the_configured_ntp_servers(client: TestClient) -> None:
+    viewer = login_as(client, "vera", "viewer")
+    clock = viewer.get("/api/v1/network/clock")
+    assert clock.status_code == 200, clock.text
+    body = clock.json()
+    assert body["synchronised"] is (body["max_error_us"] < 16_000_000)
+    assert body["state"] in CLOCK_STATES.values() and body["ntp_servers"] == []
+    assert put(client, NETWORK).status_code == 200
+    assert viewer.get("/api/v1/network/clock").json()["ntp_servers"] == ["ntp.example.net", "192.0.2.123"]

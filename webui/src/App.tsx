@@ -25,6 +25,7 @@ const EventsPage = lazy(() => import('./pages/EventsPage'));
 const UsersPage = lazy(() => import('./pages/UsersPage'));
 const TokensPage = lazy(() => import('./pages/TokensPage'));
 const FirewallPage = lazy(() => import('./pages/FirewallPage'));
+const NetworkPage = lazy(() => import('./pages/NetworkPage'));
 const AlertsPage = lazy(() => import('./pages/AlertsPage'));
 const ChangePasswordPage = lazy(() => import('./pages/ChangePasswordPage'));
 const ImportPage = lazy(() => import('./pages/ImportPage'));
@@ -73,6 +74,7 @@ export function App() {
                   <Route path="/users" element={<UsersPage />} />
                   <Route path="/tokens" element={<TokensPage />} />
                   <Route path="/firewall" element={<FirewallPage />} />
+                  <Route path="/network" element={<NetworkPage />} />
                   <Route path="/alerts" element={<AlertsPage />} />
                   <Route path="/import" element={<ImportPage />} />
                   <Route path="/system/backup" element={<BackupPage />} />

@@ -3,7 +3,7 @@ import type { Role } from '../client/types.gen';
 /** What each role may do, as the API enforces it (api/src/fulcrum/deps.py). */
 const RANK: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 };
 
-export type Permission = 'editServices' | 'commit' | 'manageUsers' | 'editHa' | 'operateHa' | 'editFirewall';
+export type Permission = 'editServices' | 'commit' | 'manageUsers' | 'editHa' | 'operateHa' | 'editFirewall' | 'editNetwork';
 
 const NEEDS: Record<Permission, Role> = {
   editServices: 'operator',
@@ -12,6 +12,7 @@ const NEEDS: Record<Permission, Role> = {
   editHa: 'admin', // VIP groups, node settings, pairing, resolving a conflict
   operateHa: 'operator', // maintenance, make active, failover drill
   editFirewall: 'admin',
+  editNetwork: 'admin', // this node's own NICs, bonds, VLANs, routes, DNS, time (api: routers/network.py)
 };
 
 export function can(role: Role | undefined, permission: Permission): boolean {

@@ -611,6 +611,38 @@ export type ChannelsList = {
 export type CheckType = 'tcp' | 'http' | 'https' | 'dns' | 'smtp' | 'udp' | 'ping' | 'none';
 
 /**
+ * ClockStatus
+ *
+ * The system clock as the kernel disciplines it (adjtimex), and the NTP servers configured.
+ */
+export type ClockStatus = {
+    /**
+     * Estimated Error Us
+     */
+    estimated_error_us: number;
+    /**
+     * Max Error Us
+     */
+    max_error_us: number;
+    /**
+     * Ntp Servers
+     */
+    ntp_servers: Array<string>;
+    /**
+     * Offset Us
+     */
+    offset_us: number;
+    /**
+     * State
+     */
+    state: string;
+    /**
+     * Synchronised
+     */
+    synchronised: boolean;
+};
+
+/**
  * CommitRequest
  */
 export type CommitRequest = {
@@ -1625,6 +1657,10 @@ export type KernelInterface = {
      */
     driver: string | null;
     /**
+     * Dynamic Addresses
+     */
+    dynamic_addresses: Array<string>;
+    /**
      * Kind
      */
     kind: string;
@@ -1644,6 +1680,10 @@ export type KernelInterface = {
      * Operstate
      */
     operstate: string;
+    /**
+     * Prefixed Addresses
+     */
+    prefixed_addresses: Array<string>;
     /**
      * Speed Mbps
      */
@@ -6067,6 +6107,39 @@ export type NetworkPutNetworkResponses = {
 };
 
 export type NetworkPutNetworkResponse = NetworkPutNetworkResponses[keyof NetworkPutNetworkResponses];
+
+export type NetworkGetClockData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/network/clock';
+};
+
+export type NetworkGetClockErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * This node's clock cannot be read now
+     */
+    503: Error;
+};
+
+export type NetworkGetClockError = NetworkGetClockErrors[keyof NetworkGetClockErrors];
+
+export type NetworkGetClockResponses = {
+    /**
+     * Successful Response
+     */
+    200: ClockStatus;
+};
+
+export type NetworkGetClockResponse = NetworkGetClockResponses[keyof NetworkGetClockResponses];
 
 export type NetworkListInterfacesData = {
     body?: never;

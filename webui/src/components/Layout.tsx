@@ -16,6 +16,7 @@ import {
   IconLock,
   IconLogout,
   IconMoon,
+  IconNetwork,
   IconServer2,
   IconSettings,
   IconShieldLock,
@@ -39,6 +40,8 @@ const NAV: NavItem[] = [
   { to: '/', label: 'Overview', icon: IconGauge },
   { to: '/services', label: 'Services', icon: IconServer2 },
   { to: '/ha', label: 'High availability', icon: IconTopologyStar3 },
+  // Top level, not System: it is configuration every role reads and a commit applies, like the firewall.
+  { to: '/network', label: 'Network', icon: IconNetwork },
   { to: '/firewall', label: 'Firewall', icon: IconShieldLock },
   { to: '/revisions', label: 'Revisions', icon: IconHistory },
   { to: '/import', label: 'Import', icon: IconFileImport },

@@ -31,6 +31,7 @@ RTM_GETADDR, RTM_NEWADDR = 22, 20
 IFLA_IFNAME = 3
 IFA_ADDRESS, IFA_LOCAL = 1, 2
 IFF_UP, IFF_RUNNING = 0x1, 0x40
+IFA_F_PERMANENT = 0x80  # added without a lifetime: by hand or a static configuration, not DHCP or SLAAC
 
 _NLMSG = struct.Struct("=IHHII")  # length, type, flags, sequence, port id
 _IFINFO = struct.Struct("=BxHiII")  # family, type, index, flags, change
@@ -44,6 +45,10 @@ class Interface:
     name: str
     up: bool  # administratively up with a carrier (IFF_UP and IFF_RUNNING), as keepalived judges it
     addresses: frozenset[str]  # every address on it, without prefix length ("10.77.0.100", "fd77::100")
+    # The same with their prefix length ("10.77.0.100/24"), and which of those came with a lifetime
+    # (DHCP, SLAAC): what taking the interface over as it is needs.
+    prefixed: frozenset[str] = frozenset()
+    dynamic: frozenset[str] = frozenset()
 
 
 def read_interfaces() -> list[Interface]:
@@ -54,14 +59,27 @@ def read_interfaces() -> list[Interface]:
             index: (name, up)
             for index, name, up in (_link(m) for m in _dump(sock, RTM_GETLINK, 1, RTM_NEWLINK))
         }
-        addresses: dict[int, set[str]] = {}
+        found: dict[int, list[_Address]] = {}
         for index, address in (_address(m) for m in _dump(sock, RTM_GETADDR, 2, RTM_NEWADDR)):
             if address is not None:
-                addresses.setdefault(index, set()).add(address)
+                found.setdefault(index, []).append(address)
     return [
-        Interface(name, up, frozenset(addresses.get(index, ())))
+        Interface(
+            name,
+            up,
+            frozenset(a.address for a in found.get(index, ())),
+            frozenset(a.prefixed for a in found.get(index, ())),
+            frozenset(a.prefixed for a in found.get(index, ()) if a.dynamic),
+        )
         for index, (name, up) in sorted(links.items())
     ]
+
+
+@dataclass(frozen=True)
+class _Address:
+    address: str
+    prefixed: str
+    dynamic: bool
 
 
 def _dump(sock: socket.socket, request: int, sequence: int, reply: int) -> list[bytes]:
@@ -96,11 +114,12 @@ def _link(payload: bytes) -> tuple[int, str, bool]:
     return index, name, bool(flags & IFF_UP) and bool(flags & IFF_RUNNING)
 
 
-def _address(payload: bytes) -> tuple[int, str | None]:
-    family, _prefix, _flags, _scope, index = _IFADDR.unpack_from(payload)
+def _address(payload: bytes) -> tuple[int, _Address | None]:
+    family, prefix, flags, _scope, index = _IFADDR.unpack_from(payload)
     attributes = Attributes.parse(payload, _IFADDR.size)
     # IPv4: IFA_LOCAL is the address itself (IFA_ADDRESS the peer's on point-to-point links).
     raw = attributes.get(IFA_LOCAL) or attributes.get(IFA_ADDRESS)
     if raw is None or family not in (socket.AF_INET, socket.AF_INET6):
         return index, None
-    return index, str(ipaddress.ip_address(raw))
+    address = str(ipaddress.ip_address(raw))
+    return index, _Address(address, f"{address}/{prefix}", dynamic=not flags & IFA_F_PERMANENT)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fulcrum.dataplane.links import read_interfaces
+from fulcrum.dataplane.links import Interface, read_interfaces
 
 SYS_CLASS_NET = Path("/sys/class/net")
 COUNTERS = (
@@ -33,6 +33,8 @@ class KernelNic:
     speed_mbps: int | None  # None: unknown (no link, or a virtual device)
     mtu: int
     addresses: list[str] = field(default_factory=list)
+    prefixed_addresses: list[str] = field(default_factory=list)  # "192.0.2.2/24"
+    dynamic_addresses: list[str] = field(default_factory=list)  # of those, from DHCP or SLAAC
     counters: dict[str, int] = field(default_factory=dict)
     bond_members: list[str] = field(default_factory=list)
     bond_master: str | None = None
@@ -40,11 +42,11 @@ class KernelNic:
 
 def read_nics(root: Path = SYS_CLASS_NET) -> list[KernelNic]:
     """Every interface of this network namespace, by name. Raises OSError if sysfs is missing."""
-    addresses = {i.name: sorted(i.addresses) for i in read_interfaces()}
-    return [_nic(path, addresses.get(path.name, [])) for path in sorted(root.iterdir())]
+    interfaces = {i.name: i for i in read_interfaces()}
+    return [_nic(path, interfaces.get(path.name)) for path in sorted(root.iterdir())]
 
 
-def _nic(path: Path, addresses: list[str]) -> KernelNic:
+def _nic(path: Path, interface: Interface | None) -> KernelNic:
     members = _read(path / "bonding" / "slaves")
     master = path / "master"
     return KernelNic(
@@ -56,7 +58,9 @@ def _nic(path: Path, addresses: list[str]) -> KernelNic:
         carrier=_read(path / "carrier") == "1",
         speed_mbps=_speed(_read(path / "speed")),
         mtu=int(_read(path / "mtu") or 0),
-        addresses=addresses,
+        addresses=sorted(interface.addresses) if interface else [],
+        prefixed_addresses=sorted(interface.prefixed) if interface else [],
+        dynamic_addresses=sorted(interface.dynamic) if interface else [],
         counters={name: int(_read(path / "statistics" / name) or 0) for name in COUNTERS},
         bond_members=members.split() if members else [],
         bond_master=master.resolve().name if master.exists() else None,

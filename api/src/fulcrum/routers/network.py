@@ -11,7 +11,7 @@ from fulcrum.db import SessionDep
 from fulcrum.deps import ActorDep, Admin, Viewer
 from fulcrum.openapi import NOT_FOUND, error
 from fulcrum.routers.one_writer import any_node
-from fulcrum.schemas.network import KernelInterface, NetworkSettings
+from fulcrum.schemas.network import ClockStatus, KernelInterface, NetworkSettings
 from fulcrum.services import network
 
 router = APIRouter(prefix="/network", tags=["network"])
@@ -41,6 +41,15 @@ def put_network(body: NetworkSettings, session: SessionDep, _: Admin, actor: Act
 @any_node
 def delete_network(session: SessionDep, _: Admin, actor: ActorDep) -> None:
     network.stop_managing(session, actor)
+
+
+@router.get(
+    "/clock",
+    summary="The system clock's synchronisation as the kernel has it, and the NTP servers configured",
+    responses={503: error("This node's clock cannot be read now")},
+)
+def get_clock(session: SessionDep, _: Viewer) -> ClockStatus:
+    return network.clock(session)
 
 
 @router.get(

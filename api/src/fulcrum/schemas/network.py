@@ -21,7 +21,20 @@ class KernelInterface(BaseModel):
     speed_mbps: int | None
     mtu: int
     addresses: list[str]
+    prefixed_addresses: list[str]  # the same with their prefix length: "192.0.2.2/24"
+    dynamic_addresses: list[str]  # of those, the ones with a lifetime (DHCP, SLAAC)
     counters: dict[str, int]
     bond_members: list[str]
     bond_master: str | None
     configured: bool  # the managed network names it (by name or, for a NIC, by MAC)
+
+
+class ClockStatus(BaseModel):
+    """The system clock as the kernel disciplines it (adjtimex), and the NTP servers configured."""
+
+    synchronised: bool  # timedatectl's "System clock synchronized": maximum error under 16 s
+    state: str  # the kernel's clock state: ok, unsynchronised, or a leap second's
+    offset_us: float  # the last offset from the time source that the kernel is slewing away
+    max_error_us: int
+    estimated_error_us: int
+    ntp_servers: list[str]  # from the managed network; empty: not managed or none configured

@@ -9,9 +9,10 @@ from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
 from fulcrum.config.network import NetworkConfig
+from fulcrum.dataplane.clock import read_clock
 from fulcrum.dataplane.nics import read_nics
 from fulcrum.errors import ConfigInvalid, NotFound, Unavailable
-from fulcrum.schemas.network import KernelInterface
+from fulcrum.schemas.network import ClockStatus, KernelInterface
 from fulcrum.services import audit
 from fulcrum.services.candidate import candidate_snapshot, network_settings, store_network
 from fulcrum.services.validation import validated
@@ -71,6 +72,22 @@ def kernel_interface(session: Session, name: str) -> KernelInterface:
     if found is None:
         raise NotFound(f"this node has no interface {name!r}")
     return found
+
+
+def clock(session: Session) -> ClockStatus:
+    try:
+        state = read_clock()
+    except OSError as exc:
+        raise Unavailable(f"cannot read this node's clock: {exc}") from exc
+    network = get_network(session)
+    return ClockStatus(
+        synchronised=state.synchronised,
+        state=state.state,
+        offset_us=state.offset_us,
+        max_error_us=state.max_error_us,
+        estimated_error_us=state.estimated_error_us,
+        ntp_servers=network.ntp_servers if network else [],
+    )
 
 
 def _configured(network: NetworkConfig | None, name: str, mac: str) -> bool:

@@ -1,0 +1,52 @@
+import { queryOptions, type QueryClient } from '@tanstack/react-query';
+import {
+  networkDeleteNetwork,
+  networkGetClock,
+  networkGetNetwork,
+  networkListInterfaces,
+  networkPutNetwork,
+} from '../../client/sdk.gen';
+import type { NetworkConfig } from '../../client/types.gen';
+import { invalidatePending } from './candidate';
+
+// The root 'network' is a candidate view: a rollback refetches it (see revisions.ts).
+const networkKey = ['network'] as const;
+
+/** This node's network as Fulcrum manages it; null while it does not. */
+export const networkQuery = () =>
+  queryOptions({ queryKey: networkKey, queryFn: async ({ signal }) => (await networkGetNetwork({ signal })).data });
+
+/** The kernel's interfaces: live link state and counters, like the other live views. */
+export const interfacesQuery = () =>
+  queryOptions({
+    queryKey: ['kernel-interfaces'] as const,
+    queryFn: async ({ signal }) => (await networkListInterfaces({ signal })).data,
+    refetchInterval: 3_000,
+  });
+
+/** The clock's synchronisation moves slowly: its error grows or shrinks by microseconds a second. */
+export const clockQuery = () =>
+  queryOptions({
+    queryKey: ['clock'] as const,
+    queryFn: async ({ signal }) => (await networkGetClock({ signal })).data,
+    refetchInterval: 10_000,
+  });
+
+/** Saving changes the candidate only: the network changes when the revision is applied. */
+export const putNetworkMutation = (queryClient: QueryClient) => ({
+  mutationFn: async (body: NetworkConfig) => (await networkPutNetwork({ body })).data,
+  onSuccess: (saved: NetworkConfig) => {
+    queryClient.setQueryData(networkKey, saved);
+    return Promise.all([invalidatePending(queryClient), queryClient.invalidateQueries({ queryKey: ['kernel-interfaces'] })]);
+  },
+});
+
+export const stopManagingMutation = (queryClient: QueryClient) => ({
+  mutationFn: async () => {
+    await networkDeleteNetwork();
+  },
+  onSuccess: () => {
+    queryClient.setQueryData(networkKey, null);
+    return invalidatePending(queryClient);
+  },
+});
