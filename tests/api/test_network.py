@@ -216,6 +216,29 @@ def test_the_plan_says_what_the_network_change_does(client: TestClient) -> None:
     assert items["DNS servers"]["detail"] == "192.0.2.53 → 192.0.2.54"
 
 
+def test_a_running_vlans_id_or_parent_cannot_change_in_place(client: TestClient) -> None:
+    """networkd keeps an existing VLAN's id and parent (the kernel fixes both at creation), so the
+    commit would fail at read-back: refused at the field, with the way that works."""
+    put(client, NETWORK)
+    assert client.post("/api/v1/revisions", json={"confirm_within": 60}).status_code == 201
+    assert client.post("/api/v1/revisions/1/confirm").status_code == 200
+    vlans = copy.deepcopy(NETWORK["vlans"])
+    vlans[0]["vlan_id"] = 300
+    vlans[1]["parent"] = "data0"
+    refused = put(client, with_changes(vlans=vlans, bonds=[{"name": "bond0", "members": ["data1"]}]))
+    assert errors(refused) == [
+        (["body", "vlans", 0, "vlan_id"], "VLAN front runs with id 100, and a VLAN's id cannot change in place: "
+         "add the new VLAN under another name and remove this one"),
+        (["body", "vlans", 1, "parent"], "VLAN back runs with parent bond0, and a VLAN's parent cannot change in place: "
+         "add the new VLAN under another name and remove this one"),
+    ]
+    kept = client.get("/api/v1/network").json()["vlans"]  # nothing changed
+    assert [(v["name"], v["parent"], v["vlan_id"]) for v in kept] == [("front", "bond0", 100), ("back", "bond0", 200)]
+    vlans[0].update(name="front300")  # under another name it is a new VLAN, and the old one goes
+    del vlans[1]
+    assert put(client, with_changes(vlans=vlans, routes=[])).status_code == 200
+
+
 def test_moving_the_management_address_is_commit_confirmed_by_default(client: TestClient, session: Session, applier) -> None:  # type: ignore[no-untyped-def]
     put(client, NETWORK)
     first = client.post("/api/v1/revisions", json={}).json()

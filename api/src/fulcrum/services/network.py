@@ -13,7 +13,7 @@ from fulcrum.dataplane.clock import read_clock
 from fulcrum.dataplane.nics import read_nics
 from fulcrum.errors import ConfigInvalid, NotFound, Unavailable
 from fulcrum.schemas.network import ClockStatus, KernelInterface
-from fulcrum.services import audit
+from fulcrum.services import audit, revisions
 from fulcrum.services.candidate import candidate_snapshot, network_settings, store_network
 from fulcrum.services.validation import validated
 
@@ -29,6 +29,7 @@ def get_network(session: Session) -> NetworkConfig | None:
 def set_network(session: Session, actor: audit.Actor, request: BaseModel) -> NetworkConfig:
     before = network_settings(session)
     network = validated(lambda: NetworkConfig.model_validate(request.model_dump(mode="json")))
+    _refuse_vlan_changes_in_place(session, network)
     store_network(session, network)
     try:
         candidate_snapshot(session)
@@ -43,6 +44,36 @@ def set_network(session: Session, actor: audit.Actor, request: BaseModel) -> Net
         {"before": before, "after": network.model_dump(mode="json")},
     )
     return network
+
+
+def _refuse_vlan_changes_in_place(session: Session, network: NetworkConfig) -> None:
+    """systemd-networkd never changes an existing VLAN's id or parent (the kernel fixes both when
+    the link is made): such a commit would fail at read-back and roll back. Say so now, with the way
+    that works: a new VLAN under a new name (the old one goes with its own removal)."""
+    running = revisions.snapshot_of(revisions.running(session))
+    if running is None or running.network is None:
+        return
+    applied = {vlan.name: vlan for vlan in running.network.vlans}
+    errors = []
+    for index, vlan in enumerate(network.vlans):
+        before = applied.get(vlan.name)
+        if before is None:
+            continue
+        for field, label, old, new in (
+            ("vlan_id", "id", before.vlan_id, vlan.vlan_id),
+            ("parent", "parent", before.parent, vlan.parent),
+        ):
+            if old != new:
+                errors.append(
+                    {
+                        "loc": ["body", "vlans", index, field],
+                        "msg": f"VLAN {vlan.name} runs with {label} {old}, and a VLAN's {label} cannot "
+                        "change in place: add the new VLAN under another name and remove this one",
+                        "type": "vlan_changed_in_place",
+                    }
+                )
+    if errors:
+        raise ConfigInvalid(errors)
 
 
 def stop_managing(session: Session, actor: audit.Actor) -> None:
