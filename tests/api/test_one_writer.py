@@ -34,6 +34,8 @@ ANY_NODE = {
     ("PATCH", "/api/v1/node"),
     ("PUT", "/api/v1/network"),
     ("DELETE", "/api/v1/network"),
+    ("PUT", "/api/v1/bgp"),
+    ("DELETE", "/api/v1/bgp"),
     ("POST", "/api/v1/ha/pairing-code"),
     ("POST", "/api/v1/ha/pair"),
     ("DELETE", "/api/v1/ha/pair"),

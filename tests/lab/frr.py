@@ -87,7 +87,17 @@ def frr_host(directory: Path, name: str) -> Iterator[FrrHost]:
             done = subprocess.run([*prefix, "vtysh", "-c", "show daemons"], capture_output=True, text=True, check=False)
             return done.returncode == 0 and all(d in done.stdout.split() for d in DAEMONS)
 
+        def bgpd_and_bfdd_joined_zebra() -> bool:
+            # bgpd asks bfdd for its sessions through zebra: a neighbor configured before bfdd
+            # has joined zebra got no BFD session at all in about one run in three here.
+            done = subprocess.run(
+                [*prefix, "vtysh", "-c", "show zebra client summary"], capture_output=True, text=True, check=False
+            )
+            clients = {line.split()[0] for line in done.stdout.splitlines() if line.strip()}
+            return done.returncode == 0 and {"bgp", "bfd"} <= clients
+
         wait_until(all_daemons_answer, 30, what=f"{name}: zebra, bgpd and bfdd answering vtysh")
+        wait_until(bgpd_and_bfdd_joined_zebra, 30, what=f"{name}: bgpd and bfdd connected to zebra")
         yield host
     finally:
         os.killpg(process.pid, signal.SIGTERM)  # the shell and the daemons, in their group

@@ -48,6 +48,7 @@ RESTORED = (
     "vip_groups",
     "node_settings",
     "network_settings",  # node-local like node_settings: a re-flashed box gets its own network back
+    "bgp_settings",  # node-local too: the box's own BGP neighbors (their passwords travel encrypted)
     "firewall_settings",
     "revisions",
     "audit_log",
