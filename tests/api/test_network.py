@@ -5,6 +5,7 @@ kernel's interfaces read from sysfs and netlink."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 from datetime import timedelta
 from typing import Any
 
@@ -15,6 +16,7 @@ from sqlalchemy.orm import Session
 from apitest import errors, login_as
 from fulcrum.config.snapshot import ConfigSnapshot
 from fulcrum.dataplane.clock import CLOCK_STATES
+from fulcrum.dataplane.links import read_routes
 from fulcrum.models._types import utcnow
 from fulcrum.services import lineage, revisions
 from fulcrum.services.candidate import candidate_snapshot
@@ -287,3 +289,11 @@ def test_the_clock_is_read_from_the_kernel_with_the_configured_ntp_servers(clien
     assert body["state"] in CLOCK_STATES.values() and body["ntp_servers"] == []
     assert put(client, NETWORK).status_code == 200
     assert viewer.get("/api/v1/network/clock").json()["ntp_servers"] == ["ntp.example.net", "192.0.2.123"]
+
+
+def test_the_kernels_routes_are_listed_to_a_viewer(client: TestClient) -> None:
+    viewer = login_as(client, "rita", "viewer")
+    listed = viewer.get("/api/v1/network/routes")
+    assert listed.status_code == 200, listed.text
+    assert listed.json() == [dataclasses.asdict(route) for route in read_routes()]
+    assert all(route["table"] != 255 for route in listed.json())

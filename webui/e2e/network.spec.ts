@@ -1,5 +1,5 @@
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
-import type { ClockStatus, KernelInterface, NetworkConfig, Status } from '../src/client/types.gen';
+import type { ClockStatus, KernelInterface, KernelRoute, NetworkConfig, Status } from '../src/client/types.gen';
 import { ADMIN, login, nav, shoot } from './helpers';
 
 test.describe.configure({ mode: 'serial' });
@@ -32,6 +32,7 @@ async function api(request: APIRequestContext) {
     network: async () => (await get('/network')) as NetworkConfig | null,
     status: async () => (await get('/status')) as Status,
     interfaces: async () => (await get('/network/interfaces')) as KernelInterface[],
+    routes: async () => (await get('/network/routes')) as KernelRoute[],
     clock: async () => (await get('/network/clock')) as ClockStatus,
   };
 }
@@ -80,7 +81,7 @@ test('the kernel’s interfaces, live, and the clock as the kernel has it', asyn
   await nav(page, 'Network');
   const table = page.getByRole('table', { name: 'Interfaces' });
   // Every interface the API reads from this host is listed, loopback with its address and prefix.
-  const { interfaces, clock } = await api(request);
+  const { interfaces, clock, routes } = await api(request);
   for (const { name } of await interfaces()) await expect(table.getByRole('row', { name: new RegExp(`^${name}\\b`) })).toBeVisible();
   await expect(page.getByTestId('addresses-lo')).toContainText('127.0.0.1/8');
   await expect(page.getByTestId('link-lo')).toHaveText('up');
@@ -89,6 +90,11 @@ test('the kernel’s interfaces, live, and the clock as the kernel has it', asyn
   const first = await bytes();
   await expect.poll(bytes, { timeout: 15_000 }).toBeGreaterThan(first);
   // The clock's state as the API reads it from the kernel (adjtimex).
+  // The kernel's routes, each in the routes table (one row per route: the gateway is in its name).
+  const routesTable = page.getByRole('table', { name: 'Routes in the kernel' });
+  const kernelRoutes = await routes();
+  expect(kernelRoutes.length).toBeGreaterThan(0); // this host's own network at least
+  await expect(routesTable.getByRole('row')).toHaveCount(kernelRoutes.length + 1); // and the header
   const { synchronised } = await clock();
   await expect(page.getByTestId('clock-sync')).toHaveText(synchronised ? 'synchronised' : 'not synchronised');
   await expect(page.getByTestId('network-unmanaged')).toBeVisible();
@@ -97,7 +103,7 @@ test('the kernel’s interfaces, live, and the clock as the kernel has it', asyn
 
 test('take-over: bad values are refused at their field and change nothing, then the plan and the confirm countdown', async ({ page, request }) => {
   test.slow(); // several saves and a commit on 2 shared cores
-  const { network, status, interfaces } = await api(request);
+  const { network, status, interfaces, routes } = await api(request);
   await login(page, ADMIN);
   await nav(page, 'Network');
   await page.getByRole('button', { name: 'Manage this node’s network' }).click();
@@ -110,6 +116,9 @@ test('take-over: bad values are refused at their field and change nothing, then 
     await expect(fields.getByLabel('Name')).toHaveValue(nic.name);
     await expect(fields.getByLabel('MAC address')).toHaveValue(nic.mac);
   }
+  // And the main table's default gateway where one was configured (not one DHCP or an RA brought).
+  const byHand = (await routes()).find((r) => r.destination === '0.0.0.0/0' && r.table === 254 && ['boot', 'static'].includes(r.protocol));
+  await expect(form.getByLabel('Default gateway (IPv4)')).toHaveValue(byHand?.gateway ?? '');
   const pendingBefore = (await status()).pending_changes;
 
   // A VLAN ID out of 802.1Q's range: at the VLAN's ID field.

@@ -1691,6 +1691,38 @@ export type KernelInterface = {
 };
 
 /**
+ * KernelRoute
+ *
+ * One unicast route as the kernel has it now (any table but the kernel's local one).
+ */
+export type KernelRoute = {
+    /**
+     * Destination
+     */
+    destination: string;
+    /**
+     * Gateway
+     */
+    gateway: string | null;
+    /**
+     * Interface
+     */
+    interface: string | null;
+    /**
+     * Metric
+     */
+    metric: number | null;
+    /**
+     * Protocol
+     */
+    protocol: string;
+    /**
+     * Table
+     */
+    table: number;
+};
+
+/**
  * KeyType
  */
 export type KeyType = 'ec-p256' | 'ec-p384' | 'rsa-2048' | 'rsa-3072';
@@ -6221,6 +6253,41 @@ export type NetworkGetInterfaceResponses = {
 };
 
 export type NetworkGetInterfaceResponse = NetworkGetInterfaceResponses[keyof NetworkGetInterfaceResponses];
+
+export type NetworkListRoutesData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/network/routes';
+};
+
+export type NetworkListRoutesErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * This node's interfaces cannot be read now
+     */
+    503: Error;
+};
+
+export type NetworkListRoutesError = NetworkListRoutesErrors[keyof NetworkListRoutesErrors];
+
+export type NetworkListRoutesResponses = {
+    /**
+     * Response Network-List Routes
+     *
+     * Successful Response
+     */
+    200: Array<KernelRoute>;
+};
+
+export type NetworkListRoutesResponse = NetworkListRoutesResponses[keyof NetworkListRoutesResponses];
 
 export type NodeGetNodeData = {
     body?: never;

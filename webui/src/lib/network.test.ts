@@ -1,4 +1,4 @@
-import type { KernelInterface, NetworkConfig } from '../client/types.gen';
+import type { KernelInterface, KernelRoute, NetworkConfig } from '../client/types.gen';
 import { formPath, memberStates, splitList, takeOverFrom, toBody, toValues } from './network';
 
 const kernel = (over: Partial<KernelInterface>): KernelInterface => ({
@@ -81,7 +81,7 @@ describe('takeOverFrom', () => {
       kernel({ name: 'bond0', kind: 'bond', mac: '52:54:00:00:00:02', bond_members: ['eth1', 'eth2'], addresses: ['10.0.0.2'], prefixed_addresses: ['10.0.0.2/24'], dynamic_addresses: ['10.0.0.2/24'] }),
       kernel({ name: 'ifb0', kind: 'virtual' }),
     ];
-    const taken = takeOverFrom(interfaces, '127.0.0.1');
+    const taken = takeOverFrom(interfaces, [], '127.0.0.1');
     expect(taken.nics).toEqual([
       { name: 'eth0', mac: '52:54:00:00:00:01', addresses: ['192.0.2.2/24'], dhcp4: false, ipv6_autoconf: true },
       { name: 'eth1', mac: '52:54:00:00:00:02' },
@@ -91,7 +91,41 @@ describe('takeOverFrom', () => {
     // Not reached at an address of these: the first interface with one manages.
     expect(taken.management_interface).toBe('eth0');
     // Reached at the bond's address: the bond manages.
-    expect(takeOverFrom(interfaces, '10.0.0.2').management_interface).toBe('bond0');
+    expect(takeOverFrom(interfaces, [], '10.0.0.2').management_interface).toBe('bond0');
+  });
+});
+
+describe('takeOverFrom, routes', () => {
+  const route = (r: Partial<KernelRoute> & Pick<KernelRoute, 'destination'>): KernelRoute => ({
+    gateway: null,
+    interface: 'eth0',
+    table: 254,
+    protocol: 'boot',
+    metric: null,
+    ...r,
+  });
+
+  it("keeps the main table's default gateways and the routes configured by hand, not what the kernel, DHCP or RAs made", () => {
+    const routes = [
+      route({ destination: '0.0.0.0/0', gateway: '192.0.2.1' }),
+      route({ destination: '192.0.2.0/24', protocol: 'kernel' }),
+      route({ destination: '::/0', gateway: 'fe80::1', protocol: 'ra', metric: 1024 }),
+      route({ destination: '10.30.0.0/16', gateway: '192.0.2.254', table: 100, protocol: 'static' }),
+      route({ destination: '10.40.0.0/16', gateway: '192.0.2.253', protocol: 'dhcp' }),
+      route({ destination: 'fd30::/48', gateway: 'fd00::fe', metric: 1024 }),
+    ];
+    const taken = takeOverFrom([], routes, '127.0.0.1');
+    expect(taken.gateway4).toBe('192.0.2.1');
+    expect(taken.gateway6).toBeNull(); // a router advertisement's: SLAAC brings it back by itself
+    expect(taken.routes).toEqual([
+      { destination: '10.30.0.0/16', gateway: '192.0.2.254', table: 100 },
+      { destination: 'fd30::/48', gateway: 'fd00::fe', metric: 1024 },
+    ]);
+  });
+
+  it('takes a static IPv6 default gateway too', () => {
+    const taken = takeOverFrom([], [route({ destination: '::/0', gateway: 'fd00::1', metric: 1024 })], '127.0.0.1');
+    expect([taken.gateway4, taken.gateway6, taken.routes]).toEqual([null, 'fd00::1', []]);
   });
 });
 

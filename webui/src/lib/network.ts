@@ -3,7 +3,7 @@
  * as form values and back, the take-over prefilled from the kernel's interfaces, and where the
  * API's field errors show.
  */
-import type { Bond, BondMode, KernelInterface, NetworkConfig, Nic, Route, Vlan, XmitHashPolicy } from '../client/types.gen';
+import type { Bond, BondMode, KernelInterface, KernelRoute, NetworkConfig, Nic, Route, Vlan, XmitHashPolicy } from '../client/types.gen';
 
 type Addressed = {
   name: string;
@@ -138,14 +138,20 @@ export function formPath(path: string): string {
 
 const IPV6_LINK_LOCAL = /^fe[89ab][0-9a-f]:/i;
 
+// Routes someone configured (by hand, the console, a static configuration), as opposed to those
+// the kernel derives from addresses or that DHCP and router advertisements bring and take away.
+const CONFIGURED_ROUTE = new Set(['boot', 'static']);
+const MAIN_TABLE = 254;
+
 /**
  * A first network document from what the kernel runs now: each NIC (physical interface) with the
  * addresses it has (static ones as they are, those with a lifetime as DHCPv4 or SLAAC), each bond
- * with its members. The management interface is the one that holds `dashboardHost` (the address
- * this page was opened at), else the first NIC with an address. Bond modes and VLANs are not
- * in the kernel's list: the admin checks them before saving.
+ * with its members, the main table's default gateways and the other configured routes. The
+ * management interface is the one that holds `dashboardHost` (the address this page was opened
+ * at), else the first NIC with an address. Bond modes and VLANs are not in the kernel's list: the
+ * admin checks them before saving.
  */
-export function takeOverFrom(interfaces: KernelInterface[], dashboardHost: string): NetworkConfig {
+export function takeOverFrom(interfaces: KernelInterface[], routes: KernelRoute[], dashboardHost: string): NetworkConfig {
   const addressed = (i: KernelInterface): Pick<Nic, 'addresses' | 'dhcp4' | 'ipv6_autoconf'> => {
     const global = i.prefixed_addresses.filter((a) => !IPV6_LINK_LOCAL.test(a));
     const dynamic = new Set(i.dynamic_addresses);
@@ -170,7 +176,29 @@ export function takeOverFrom(interfaces: KernelInterface[], dashboardHost: strin
     candidates.find(holdsAddress)?.name ??
     candidates[0]?.name ??
     '';
-  return { management_interface: management, nics, bonds, vlans: [], routes: [] };
+  const configured = routes.filter(
+    (r) => r.gateway !== null && CONFIGURED_ROUTE.has(r.protocol) && !IPV6_LINK_LOCAL.test(r.gateway),
+  );
+  const isDefault = (r: KernelRoute) => r.destination === '0.0.0.0/0' || r.destination === '::/0';
+  const gateway = (family: string) =>
+    configured.find((r) => r.table === MAIN_TABLE && r.destination === family)?.gateway ?? null;
+  const staticRoutes: Route[] = configured
+    .filter((r) => !isDefault(r) || r.table !== MAIN_TABLE)
+    .map((r) => ({
+      destination: r.destination,
+      gateway: r.gateway as string,
+      ...(r.table !== MAIN_TABLE ? { table: r.table } : {}),
+      ...(r.metric !== null ? { metric: r.metric } : {}),
+    }));
+  return {
+    management_interface: management,
+    nics,
+    bonds,
+    vlans: [],
+    routes: staticRoutes,
+    gateway4: gateway('0.0.0.0/0'),
+    gateway6: gateway('::/0'),
+  };
 }
 
 /** A bond's members as the kernel has them: each one's link, for the bonds table. */

@@ -3,9 +3,9 @@ import { modals } from '@mantine/modals';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { errorMessage } from '../api/errors';
-import { clockQuery, interfacesQuery, networkQuery, stopManagingMutation } from '../api/queries/network';
+import { clockQuery, interfacesQuery, kernelRoutesQuery, networkQuery, stopManagingMutation } from '../api/queries/network';
 import { useCan } from '../auth/useCurrentUser';
-import type { ClockStatus, KernelInterface, NetworkConfig } from '../client/types.gen';
+import type { ClockStatus, KernelInterface, KernelRoute, NetworkConfig } from '../client/types.gen';
 import { DataTable } from '../components/DataTable';
 import { FieldTable } from '../components/FieldTable';
 import { NetworkEditor } from '../components/network/NetworkEditor';
@@ -20,6 +20,7 @@ import { memberStates, takeOverFrom } from '../lib/network';
 export default function NetworkPage() {
   const network = useQuery(networkQuery());
   const interfaces = useQuery(interfacesQuery());
+  const routes = useQuery(kernelRoutesQuery());
   const canEdit = useCan('editNetwork');
   const [editing, setEditing] = useState<NetworkConfig | null>(null);
   const [saved, setSaved] = useState(false);
@@ -37,6 +38,7 @@ export default function NetworkPage() {
         <InterfacesTable interfaces={interfaces.data} management={managed?.management_interface ?? null} />
       )}
       {interfaces.data && <BondsCard interfaces={interfaces.data} />}
+      {routes.error ? <Alert color="red">{errorMessage(routes.error)}</Alert> : <KernelRoutesTable routes={routes.data} />}
       <ClockCard />
       {network.isPending ? (
         <PageLoader />
@@ -66,8 +68,8 @@ export default function NetworkPage() {
           ) : (
             <Unmanaged
               canEdit={canEdit}
-              ready={!!interfaces.data}
-              onTakeOver={() => setEditing(takeOverFrom(interfaces.data ?? [], window.location.hostname))}
+              ready={!!interfaces.data && !!routes.data}
+              onTakeOver={() => setEditing(takeOverFrom(interfaces.data ?? [], routes.data ?? [], window.location.hostname))}
             />
           )}
         </>
@@ -167,6 +169,33 @@ function InterfacesTable({ interfaces, management }: { interfaces: KernelInterfa
   );
 }
 
+function KernelRoutesTable({ routes }: { routes: KernelRoute[] | undefined }) {
+  return (
+    <Stack gap="xs">
+      <Title order={4}>Routes in the kernel</Title>
+      <DataTable
+        label="Routes in the kernel"
+        dense
+        minWidth={720}
+        columns={['Destination', 'Gateway', 'Interface', 'Table', 'Made by', 'Metric']}
+        rows={routes}
+        rowKey={(r) => `${r.table} ${r.destination} ${r.gateway ?? ''} ${r.interface ?? ''} ${r.metric ?? ''}`}
+        empty="The kernel has no routes."
+        cells={(r) => (
+          <>
+            <Table.Td className="mono">{r.destination === '0.0.0.0/0' || r.destination === '::/0' ? `default (${r.destination})` : r.destination}</Table.Td>
+            <Table.Td className="mono">{r.gateway ?? 'on-link'}</Table.Td>
+            <Table.Td className="mono">{r.interface ?? '—'}</Table.Td>
+            <Table.Td className="num">{r.table === 254 ? 'main' : r.table}</Table.Td>
+            <Table.Td>{r.protocol}</Table.Td>
+            <Table.Td className="num">{r.metric ?? '—'}</Table.Td>
+          </>
+        )}
+      />
+    </Stack>
+  );
+}
+
 function BondsCard({ interfaces }: { interfaces: KernelInterface[] }) {
   const bonds = interfaces.filter((i) => i.kind === 'bond');
   if (!bonds.length) return null;
@@ -250,8 +279,8 @@ function Unmanaged({ canEdit, ready, onTakeOver }: { canEdit: boolean; ready: bo
       <Stack gap="xs" align="flex-start">
         <Text size="sm">
           The interfaces above run as the console or the first boot set them up. Managing them here starts from what runs now:
-          each NIC with its addresses, each bond with its members. Check the result before saving: bond modes, VLANs, routes and
-          the default gateway are not read from the kernel.
+          each NIC with its addresses, each bond with its members, the default gateways and the routes configured by hand. Check
+          the result before saving: bond modes and VLANs are not read from the kernel.
         </Text>
         {canEdit ? (
           <Button onClick={onTakeOver} disabled={!ready}>

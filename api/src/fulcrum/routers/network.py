@@ -11,7 +11,7 @@ from fulcrum.db import SessionDep
 from fulcrum.deps import ActorDep, Admin, Viewer
 from fulcrum.openapi import NOT_FOUND, error
 from fulcrum.routers.one_writer import any_node
-from fulcrum.schemas.network import ClockStatus, KernelInterface, NetworkSettings
+from fulcrum.schemas.network import ClockStatus, KernelInterface, KernelRoute, NetworkSettings
 from fulcrum.services import network
 
 router = APIRouter(prefix="/network", tags=["network"])
@@ -59,6 +59,15 @@ def get_clock(session: SessionDep, _: Viewer) -> ClockStatus:
 )
 def list_interfaces(session: SessionDep, _: Viewer) -> list[KernelInterface]:
     return network.kernel_interfaces(session)
+
+
+@router.get(
+    "/routes",
+    summary="The kernel's routes now: destination, gateway, interface, table, who made them",
+    responses=_UNREADABLE,
+)
+def list_routes(_: Viewer) -> list[KernelRoute]:
+    return network.kernel_routes()
 
 
 @router.get(

@@ -29,6 +29,17 @@ class KernelInterface(BaseModel):
     configured: bool  # the managed network names it (by name or, for a NIC, by MAC)
 
 
+class KernelRoute(BaseModel):
+    """One unicast route as the kernel has it now (any table but the kernel's local one)."""
+
+    destination: str  # with its prefix length: "0.0.0.0/0" and "::/0" are the default routes
+    gateway: str | None  # None: on-link, or a multipath route
+    interface: str | None
+    table: int  # 254: the main table
+    protocol: str  # who made it: kernel, boot (by hand or the console), static, dhcp, ra, bgp, ...
+    metric: int | None
+
+
 class ClockStatus(BaseModel):
     """The system clock as the kernel disciplines it (adjtimex), and the NTP servers configured."""
 

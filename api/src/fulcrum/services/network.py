@@ -10,9 +10,10 @@ from sqlalchemy.orm import Session
 
 from fulcrum.config.network import NetworkConfig
 from fulcrum.dataplane.clock import read_clock
+from fulcrum.dataplane.links import read_routes
 from fulcrum.dataplane.nics import read_nics
 from fulcrum.errors import ConfigInvalid, NotFound, Unavailable
-from fulcrum.schemas.network import ClockStatus, KernelInterface
+from fulcrum.schemas.network import ClockStatus, KernelInterface, KernelRoute
 from fulcrum.services import audit, revisions
 from fulcrum.services.candidate import candidate_snapshot, network_settings, store_network
 from fulcrum.services.validation import validated
@@ -96,6 +97,15 @@ def kernel_interfaces(session: Session) -> list[KernelInterface]:
         KernelInterface(**dataclasses.asdict(nic), configured=_configured(network, nic.name, nic.mac))
         for nic in nics
     ]
+
+
+def kernel_routes() -> list[KernelRoute]:
+    """The kernel's routes now: what taking the network over keeps (its default gateways)."""
+    try:
+        routes = read_routes()
+    except OSError as exc:
+        raise Unavailable(f"cannot read this node's routes: {exc}") from exc
+    return [KernelRoute(**dataclasses.asdict(route)) for route in routes]
 
 
 def kernel_interface(session: Session, name: str) -> KernelInterface:

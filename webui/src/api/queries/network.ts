@@ -4,6 +4,7 @@ import {
   networkGetClock,
   networkGetNetwork,
   networkListInterfaces,
+  networkListRoutes,
   networkPutNetwork,
 } from '../../client/sdk.gen';
 import type { NetworkConfig } from '../../client/types.gen';
@@ -22,6 +23,14 @@ export const interfacesQuery = () =>
     queryKey: ['kernel-interfaces'] as const,
     queryFn: async ({ signal }) => (await networkListInterfaces({ signal })).data,
     refetchInterval: 3_000,
+  });
+
+/** The kernel's routes: they change rarely (a DHCP lease, an apply), so a slower poll. */
+export const kernelRoutesQuery = () =>
+  queryOptions({
+    queryKey: ['kernel-routes'] as const,
+    queryFn: async ({ signal }) => (await networkListRoutes({ signal })).data,
+    refetchInterval: 10_000,
   });
 
 /** The clock's synchronisation moves slowly: its error grows or shrinks by microseconds a second. */
