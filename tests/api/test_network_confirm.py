@@ -15,10 +15,9 @@ from sqlalchemy.orm import Session
 
 from fulcrum.apply.client import LocalApplier
 from fulcrum.apply.daemons.networkd import NetworkdDaemon, NetworkPaths
-from fulcrum.apply.engine import ApplyEngine, EngineConfig
 from fulcrum.models._types import utcnow
 from fulcrum.services import revisions
-from lab.networkd import Networkd, available, private_networkd
+from lab.networkd import Networkd, available, engine, private_networkd
 from lab.wait import wait_until
 
 
@@ -33,15 +32,8 @@ def networkd(tmp_path: Path) -> Iterator[Networkd]:
 @pytest.fixture
 def applier(tmp_path: Path, networkd: Networkd) -> LocalApplier:
     """The engine with the network daemon alone (this host has no IPVS for keepalived)."""
-    config = EngineConfig(
-        state_dir=tmp_path / "state",
-        keepalived_conf=tmp_path / "keepalived.conf",
-        nftables_file=tmp_path / "fulcrum.nft",
-        keepalived_pidfile=tmp_path / "keepalived.pid",
-        keepalived_start=("false",),
-    )
     paths = NetworkPaths(networkd.directory, networkd.runtime, readback_timeout=20)
-    return LocalApplier(ApplyEngine(config, [NetworkdDaemon(paths, networkd.prefix)]))
+    return LocalApplier(engine(tmp_path, NetworkdDaemon(paths, networkd.prefix)))
 
 
 def network(networkd: Networkd, address: str) -> dict[str, Any]:

@@ -11,8 +11,9 @@ compares the two on random edits); commits still validate the whole snapshot.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
+from pydantic import BaseModel
 from sqlalchemy import select, true
 from sqlalchemy.orm import Session
 
@@ -83,39 +84,42 @@ def firewall_settings(session: Session) -> dict[str, Any]:
 
 def network_settings(session: Session) -> dict[str, Any] | None:
     """This node's network as Fulcrum manages it; None while it does not (no row)."""
-    row = session.get(NetworkSettings, 1)
-    return row.settings if row else None
+    return _node_document(session, NetworkSettings)
 
 
 def store_network(session: Session, network: NetworkConfig | None) -> None:
     """Save (or, with None, stop managing) this node's network."""
-    row = session.get(NetworkSettings, 1)
-    if network is None:
-        if row is not None:
-            session.delete(row)
-    elif row is None:
-        session.add(NetworkSettings(id=1, settings=network.model_dump(mode="json")))
-    else:
-        row.settings = network.model_dump(mode="json")
-    session.flush()
+    _store_node_document(session, NetworkSettings, network)
 
 
 def bgp_settings(session: Session) -> dict[str, Any] | None:
     """This node's BGP; None while it has none (no row)."""
-    row = session.get(BgpSettings, 1)
-    return row.settings if row else None
+    return _node_document(session, BgpSettings)
 
 
 def store_bgp(session: Session, bgp: BgpConfig | None) -> None:
     """Save (or, with None, remove) this node's BGP."""
-    row = session.get(BgpSettings, 1)
-    if bgp is None:
+    _store_node_document(session, BgpSettings, bgp)
+
+
+# A node-local document that may be absent: one row (id 1) holding it as JSON, or none.
+_NodeDocument = TypeVar("_NodeDocument", NetworkSettings, BgpSettings)
+
+
+def _node_document(session: Session, model: type[_NodeDocument]) -> dict[str, Any] | None:
+    row = session.get(model, 1)
+    return row.settings if row else None
+
+
+def _store_node_document(session: Session, model: type[_NodeDocument], document: BaseModel | None) -> None:
+    row = session.get(model, 1)
+    if document is None:
         if row is not None:
             session.delete(row)
     elif row is None:
-        session.add(BgpSettings(id=1, settings=bgp.model_dump(mode="json")))
+        session.add(model(id=1, settings=document.model_dump(mode="json")))
     else:
-        row.settings = bgp.model_dump(mode="json")
+        row.settings = document.model_dump(mode="json")
     session.flush()
 
 
