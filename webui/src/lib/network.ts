@@ -141,7 +141,10 @@ const IPV6_LINK_LOCAL = /^fe[89ab][0-9a-f]:/i;
 // Routes someone configured (by hand, the console, a static configuration), as opposed to those
 // the kernel derives from addresses or that DHCP and router advertisements bring and take away.
 const CONFIGURED_ROUTE = new Set(['boot', 'static']);
-const MAIN_TABLE = 254;
+export const MAIN_TABLE = 254;
+
+/** A default route of either family. */
+export const isDefaultRoute = (r: KernelRoute) => r.destination === '0.0.0.0/0' || r.destination === '::/0';
 
 /**
  * A first network document from what the kernel runs now: each NIC (physical interface) with the
@@ -179,11 +182,10 @@ export function takeOverFrom(interfaces: KernelInterface[], routes: KernelRoute[
   const configured = routes.filter(
     (r) => r.gateway !== null && CONFIGURED_ROUTE.has(r.protocol) && !IPV6_LINK_LOCAL.test(r.gateway),
   );
-  const isDefault = (r: KernelRoute) => r.destination === '0.0.0.0/0' || r.destination === '::/0';
   const gateway = (family: string) =>
     configured.find((r) => r.table === MAIN_TABLE && r.destination === family)?.gateway ?? null;
   const staticRoutes: Route[] = configured
-    .filter((r) => !isDefault(r) || r.table !== MAIN_TABLE)
+    .filter((r) => !isDefaultRoute(r) || r.table !== MAIN_TABLE)
     .map((r) => ({
       destination: r.destination,
       gateway: r.gateway as string,

@@ -11,7 +11,7 @@ import { FieldTable } from '../components/FieldTable';
 import { NetworkEditor } from '../components/network/NetworkEditor';
 import { PageLoader } from '../components/PageLoader';
 import { byteSize, compact } from '../lib/format';
-import { memberStates, takeOverFrom } from '../lib/network';
+import { isDefaultRoute, MAIN_TABLE, memberStates, takeOverFrom } from '../lib/network';
 
 /**
  * This node's own network: the kernel's interfaces live, the clock, and the network Fulcrum manages
@@ -183,10 +183,10 @@ function KernelRoutesTable({ routes }: { routes: KernelRoute[] | undefined }) {
         empty="The kernel has no routes."
         cells={(r) => (
           <>
-            <Table.Td className="mono">{r.destination === '0.0.0.0/0' || r.destination === '::/0' ? `default (${r.destination})` : r.destination}</Table.Td>
+            <Table.Td className="mono">{isDefaultRoute(r) ? `default (${r.destination})` : r.destination}</Table.Td>
             <Table.Td className="mono">{r.gateway ?? 'on-link'}</Table.Td>
             <Table.Td className="mono">{r.interface ?? '—'}</Table.Td>
-            <Table.Td className="num">{r.table === 254 ? 'main' : r.table}</Table.Td>
+            <Table.Td className="num">{r.table === MAIN_TABLE ? 'main' : r.table}</Table.Td>
             <Table.Td>{r.protocol}</Table.Td>
             <Table.Td className="num">{r.metric ?? '—'}</Table.Td>
           </>
