@@ -4,9 +4,9 @@ password reset), persistence across a reboot (configuration, machine ID, journal
 password protection turned on through the API, and a factory reset back to first-run state (an
 open console again); after every boot, no unit has failed.
 
-10 to 17 minutes on 2 cores (four boots under TCG, one with UEFI), plus `make vm-image` when its
-inputs changed (3 to 5 minutes with a warm download cache). Serial logs and timings are kept in
-tests/image/results/.
+Three boots under TCG with BIOS firmware (test_image_firmware.py boots the image with UEFI), plus
+`make vm-image` when its inputs changed (3 to 5 minutes with a warm download cache). Serial logs
+and timings are kept in tests/image/results/.
 """
 
 from __future__ import annotations
@@ -107,19 +107,6 @@ def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int) -> None:
 
     (appliance.results / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
     print(f"\nimage test timings: {timings}")
-
-
-def test_uefi_boot(uefi_appliance: Appliance) -> None:
-    """The same image boots with UEFI firmware (OVMF) to a working API."""
-    uefi_appliance.wait_for_menu()
-    seconds = uefi_appliance.wait_for_api()
-    with uefi_appliance.api() as api:
-        assert api.get("/setup").json() == {"needs_setup": True}
-    with uefi_appliance.shell() as run:
-        assert run("test -d /sys/firmware/efi && echo booted-by-uefi", 30) == "booted-by-uefi"
-        assert_no_failed_units(run)
-        assert_read_only_root(run)
-    print(f"\nUEFI boot to API: {seconds:.0f} s")
 
 
 # --- steps -----------------------------------------------------------------------------------
