@@ -461,7 +461,13 @@ class ConfigSnapshot(Strict):
         return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
     def digest(self) -> str:
-        return hashlib.sha256(self.canonical_json().encode()).hexdigest()
+        return digest_of(self.canonical_json())
+
+
+def digest_of(canonical_json: str) -> str:
+    """The digest of a snapshot from its `canonical_json()`, for a caller that needs both: at
+    thousands of backends each costs a tenth of a second."""
+    return hashlib.sha256(canonical_json.encode()).hexdigest()
 
 
 def listener_taken(service: Service, port: int, other: str) -> str:

@@ -40,7 +40,9 @@ VIP_GROUP_COLUMNS = ("name", "virtual_router_id", "addresses", "advert_interval"
 
 def service_spec(row: Service) -> spec.Service:
     data: dict[str, Any] = {**row.settings, **{c: getattr(row, c) for c in SERVICE_COLUMNS}}
-    data["backends"] = [backend_spec(b).model_dump(mode="json") for b in row.backends]
+    # The validated models themselves, not their dumps: pydantic takes a model instance as it is,
+    # so each backend is validated once (three times over, a commit at 5,000 backends took twice as long).
+    data["backends"] = [backend_spec(b) for b in row.backends]
     return spec.Service.model_validate(data)
 
 
@@ -161,8 +163,8 @@ def candidate_snapshot(session: Session, focus: tuple[str, str] | None = None) -
     services = list_services(session)
     groups = list_vip_groups(session)
     data: dict[str, Any] = {
-        "services": [service_spec(s).model_dump(mode="json") for s in services],
-        "vip_groups": [vip_group_spec(g).model_dump(mode="json") for g in groups],
+        "services": [service_spec(s) for s in services],  # validated once each, as above
+        "vip_groups": [vip_group_spec(g) for g in groups],
         "node": node_settings(session),
         "firewall": firewall_settings(session),
         "network": network_settings(session),

@@ -16,7 +16,11 @@ MANAGEMENT_CONFIRM_SECONDS = 120
 
 def management_moves(before: ConfigSnapshot | None, after: ConfigSnapshot) -> bool:
     """Whether `after` changes where the management interface is reached (or first takes it over)."""
-    old, new = before.network if before else None, after.network
+    return management_network_moves(before.network if before else None, after.network)
+
+
+def management_network_moves(old: NetworkConfig | None, new: NetworkConfig | None) -> bool:
+    """`management_moves` given the two networks alone (None: not managed)."""
     if old is None or new is None:
         return old is not new  # taken over, or given back to the console's management network
     return _management(old) != _management(new)

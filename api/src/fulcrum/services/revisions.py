@@ -18,7 +18,8 @@ from sqlalchemy.orm import Session
 
 from fulcrum.apply.client import Applier
 from fulcrum.apply.result import ApplyOutcome, ApplyResult, ApplyStep
-from fulcrum.config.snapshot import ConfigSnapshot
+from fulcrum.config.network import NetworkConfig
+from fulcrum.config.snapshot import ConfigSnapshot, digest_of
 from fulcrum.db import begin_write, end_read
 from fulcrum.errors import ApplyDiskFull, ApplyFailed, ApplyRejected, Conflict, NotFound
 from fulcrum.models import GOOD_STATES, Revision, RevisionState
@@ -29,7 +30,7 @@ from fulcrum.services import audit, storage
 from fulcrum.services import lineage as ha_lineage
 from fulcrum.services.candidate import candidate_snapshot, load_snapshot
 from fulcrum.services.events import EventRecorder
-from fulcrum.services.network_plan import MANAGEMENT_CONFIRM_SECONDS, management_moves
+from fulcrum.services.network_plan import MANAGEMENT_CONFIRM_SECONDS, management_network_moves
 from fulcrum.services.paging import page
 from fulcrum.services.plan import plan
 
@@ -73,6 +74,13 @@ def awaiting_confirm(session: Session) -> Revision | None:
 
 def snapshot_of(revision: Revision | None) -> ConfigSnapshot | None:
     return ConfigSnapshot.model_validate_json(revision.snapshot) if revision else None
+
+
+def network_of(revision: Revision | None) -> NetworkConfig | None:
+    """The managed network of `revision` alone: a commit needs only that of the running one, and
+    validating all of it again took a third of a commit's time at 5,000 backends."""
+    network = json.loads(revision.snapshot).get("network") if revision else None
+    return NetworkConfig.model_validate(network) if network is not None else None
 
 
 def pending_changes(session: Session) -> PendingChanges:
@@ -148,9 +156,11 @@ def commit(
     """
     explicit = snapshot is not None
     snapshot = snapshot or candidate_snapshot(session)
+    canonical = snapshot.canonical_json()
+    digest = digest_of(canonical)
     previous = running(session)
     previous_number = previous.number if previous else None
-    if previous is not None and previous.digest == snapshot.digest() and rollback_of is None:
+    if previous is not None and previous.digest == digest and rollback_of is None:
         raise Conflict(
             f"nothing to commit: the configuration equals revision {previous.number}, which is running"
         )
@@ -160,13 +170,17 @@ def commit(
             f"revision {waiting.number} awaits confirmation until {waiting.confirm_deadline:%H:%M:%S} UTC; "
             "confirm it, or let it roll back, before committing again"
         )
-    if confirm_within is None and supersedes is None and management_moves(snapshot_of(previous), snapshot):
+    if (
+        confirm_within is None
+        and supersedes is None
+        and management_network_moves(network_of(previous), snapshot.network)
+    ):
         # The classic lock-out: unless the admin confirms from the new address, it comes back.
         confirm_within = MANAGEMENT_CONFIRM_SECONDS
     superseded = supersedes.number if supersedes else None
     number = (session.scalar(select(func.max(Revision.number))) or 0) + 1
     stamp = ha_lineage.stamp(session, snapshot, lineage)
-    storage.require_room_for_commit(session, len(snapshot.canonical_json()))
+    storage.require_room_for_commit(session, len(canonical))
     end_read(session)
     result = applier.apply(snapshot, number)
     begin_write(session)
@@ -198,8 +212,8 @@ def commit(
         number=number,
         author=actor.username,
         message=message,
-        snapshot=snapshot.canonical_json(),
-        digest=snapshot.digest(),
+        snapshot=canonical,
+        digest=digest,
         state=_state_for(result, confirm_within),
         previous=previous_number,
         rollback_of=rollback_of,
