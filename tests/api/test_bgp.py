@@ -259,6 +259,33 @@ def test_every_enabled_service_is_announced_unless_a_list_is_given(
     assert candidate_snapshot(session).announced_vips() == []
 
 
+def test_a_service_whose_address_bgp_lists_cannot_be_deleted_or_moved_away(
+    client: TestClient, session: Session
+) -> None:
+    """Removing the only service of a listed VIP would make every commit fail on bgp.announce (and
+    announce an address nothing serves): the delete or the move is refused, naming the list, and
+    nothing changes. A second service on the address, or the address out of the list, lets it go."""
+    web = {"name": "web", "address": "192.0.2.10", "ports": [80], "backends": [{"address": "198.51.100.1"}]}
+    web_id = client.post("/api/v1/services", json=web).json()["id"]
+    assert put(client, with_changes(announce=["192.0.2.10"])).status_code == 200
+
+    deleted = client.delete(f"/api/v1/services/{web_id}")
+    assert deleted.status_code == 409, deleted.text
+    assert "bgp.announce" in deleted.json()["detail"] and "192.0.2.10" in deleted.json()["detail"]
+    moved = client.patch(f"/api/v1/services/{web_id}", json={"address": "192.0.2.20"})
+    assert moved.status_code == 422, moved.text
+    assert errors(moved)[0][0] == ["body", "address"] and "bgp.announce" in errors(moved)[0][1]
+    session.expire_all()
+    assert [(s.name, str(s.address)) for s in candidate_snapshot(session).services] == [("web", "192.0.2.10")]
+
+    # Another service on the same VIP (another port) keeps the address served.
+    other = {**web, "name": "web-tls", "ports": [443]}
+    assert client.post("/api/v1/services", json=other).status_code == 201
+    assert client.patch(f"/api/v1/services/{web_id}", json={"address": "192.0.2.20"}).status_code == 200
+    assert put(client, with_changes(announce=None)).status_code == 200
+    assert client.delete(f"/api/v1/services/{web_id}").status_code == 204
+
+
 def test_revisions_and_diffs_never_show_a_password(client: TestClient, session: Session) -> None:
     assert put(client, BGP).status_code == 200
     assert "s3cret-Key" not in client.get("/api/v1/changes").text

@@ -47,7 +47,11 @@ function ServiceDetail({ service }: { service: ServiceRead }) {
       children: <Text size="sm">Its VIP stops answering once you apply this change. You can still discard it before applying.</Text>,
       labels: { confirm: 'Delete', cancel: 'Cancel' },
       confirmProps: { color: 'red' },
-      onConfirm: () => remove.mutate(service.id, { onSuccess: () => void navigate('/services') }),
+      onConfirm: () =>
+        remove.mutate(service.id, {
+          onSuccess: () => void navigate('/services'),
+          onError: (error) => notifications.show({ color: 'red', title: `Could not delete ${service.name}`, message: errorMessage(error) }),
+        }),
     });
 
   return (
@@ -170,7 +174,10 @@ function BackendRow({ service, backend, stats, lastEvent, canEdit, onEdit }: Row
       children: <Text size="sm">After applying, its connections are cut. To stop new connections gently, drain it instead.</Text>,
       labels: { confirm: 'Remove', cancel: 'Cancel' },
       confirmProps: { color: 'red' },
-      onConfirm: () => remove.mutate(backend.id),
+      onConfirm: () =>
+        remove.mutate(backend.id, {
+          onError: (error) => notifications.show({ color: 'red', title: `Could not remove ${name}`, message: errorMessage(error) }),
+        }),
     });
 
   return (

@@ -9,11 +9,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from fulcrum.config import snapshot as spec
-from fulcrum.errors import ConfigInvalid, NotFound
+from fulcrum.errors import ConfigInvalid, Conflict, NotFound
 from fulcrum.models import Backend, Service
 from fulcrum.services import audit
 from fulcrum.services.candidate import (
     backend_spec,
+    bgp_settings,
     check_service_fits,
     service_spec,
     write_backend,
@@ -104,6 +105,10 @@ def update_service(session: Session, actor: audit.Actor, service_id: int, reques
     check_service_fits(session, service, row.id)
     write_service(row, service)
     session.flush()
+    if _announced_without_service(session, before):
+        raise ConfigInvalid(
+            [{"loc": ["body", "address"], "msg": _still_announced(before), "type": "value_error"}]
+        )
     audit.record(
         session, actor, "service.update", service.name, _changes(before.model_dump(mode="json"), data)
     )
@@ -115,7 +120,28 @@ def delete_service(session: Session, actor: audit.Actor, service_id: int) -> Non
     before = service_spec(row)
     session.delete(row)
     session.flush()
+    if _announced_without_service(session, before):
+        raise Conflict(_still_announced(before))
     audit.record(session, actor, "service.delete", before.name, {"before": before.model_dump(mode="json")})
+
+
+def _announced_without_service(session: Session, before: spec.Service) -> bool:
+    """Whether BGP's own list of VIPs to announce names `before`'s address, and no service (after
+    the change being made) has that address any more: the commit would be refused for it, and the
+    announcement would draw traffic to an address that nothing serves."""
+    listed: list[str] = (bgp_settings(session) or {}).get("announce") or []
+    address = str(before.address)
+    if address not in listed:
+        return False
+    return session.scalar(select(Service.id).where(Service.address == address).limit(1)) is None
+
+
+def _still_announced(before: spec.Service) -> str:
+    return (
+        f"BGP announces {before.address}, the address of service {before.name!r}, by its own list "
+        "(bgp.announce): take the address out of that list first (PUT /bgp), or give another "
+        "service this address"
+    )
 
 
 def add_backend(session: Session, actor: audit.Actor, service_id: int, request: BaseModel) -> Backend:

@@ -1,0 +1,58 @@
+import { expect, test, type APIRequestContext } from '@playwright/test';
+import { ADMIN, login, shoot } from './helpers';
+
+// A refused delete is shown where it was asked for, and nothing is lost: the service stays.
+
+const SERVICE = { name: 'announced', address: '192.0.2.77', ports: [80], backends: [{ address: '198.51.100.77' }] };
+const BGP = {
+  asn: 65001,
+  router_id: '192.0.2.5',
+  neighbors: [{ address: '192.0.2.1', remote_asn: 65000 }],
+  announce: [SERVICE.address],
+};
+// Each sign-in hashes a password (argon2): seconds on two shared cores.
+const HOOK_TIMEOUT = 90_000;
+
+let headers: Record<string, string> = {};
+let serviceId: number | null = null;
+
+async function signIn(request: APIRequestContext) {
+  expect([201, 409]).toContain((await request.post('/api/v1/setup', { data: ADMIN })).status());
+  const response = await request.post('/api/v1/auth/login', { data: ADMIN });
+  expect(response.status()).toBe(200);
+  headers = { Authorization: `Bearer ${((await response.json()) as { token: string }).token}` };
+}
+
+test.beforeAll(async ({ request }) => {
+  test.setTimeout(HOOK_TIMEOUT);
+  await signIn(request);
+  const created = await request.post('/api/v1/services', { headers, data: SERVICE });
+  expect(created.status(), await created.text()).toBe(201);
+  serviceId = ((await created.json()) as { id: number }).id;
+  const bgp = await request.put('/api/v1/bgp', { headers, data: BGP });
+  expect(bgp.status(), await bgp.text()).toBe(200);
+});
+
+test.afterAll(async ({ request }) => {
+  test.setTimeout(HOOK_TIMEOUT);
+  // Back to where the other specs expect the candidate: no BGP, no such service.
+  expect([204, 404]).toContain((await request.delete('/api/v1/bgp', { headers })).status());
+  if (serviceId !== null) expect([204, 404]).toContain((await request.delete(`/api/v1/services/${serviceId}`, { headers })).status());
+});
+
+test('deleting a service whose VIP BGP announces by its list: the refusal is shown, the service stays', async ({ page, request }) => {
+  await login(page, ADMIN);
+  await page.goto(`/services/${serviceId}`);
+  await expect(page.getByRole('heading', { level: 2, name: SERVICE.name, exact: true })).toBeVisible();
+  await page.getByRole('button', { name: 'Delete', exact: true }).click();
+  await page.getByRole('dialog', { name: `Delete service ${SERVICE.name}?` }).getByRole('button', { name: 'Delete' }).click();
+
+  const refusal = page.getByRole('alert').filter({ hasText: `Could not delete ${SERVICE.name}` });
+  await expect(refusal).toBeVisible();
+  await expect(refusal).toContainText('bgp.announce');
+  await shoot(page, 'service-delete-refused', { phone: false });
+  await expect(page.getByRole('dialog')).toBeHidden();
+  await expect(page.getByRole('heading', { level: 2, name: SERVICE.name, exact: true })).toBeVisible();
+  const stored = await request.get(`/api/v1/services/${serviceId}`, { headers });
+  expect(stored.status()).toBe(200);
+});
