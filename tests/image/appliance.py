@@ -37,6 +37,8 @@ SHELL_PROMPT = "FULCRUM-SHELL# "
 # Under software emulation a boot takes a few minutes; the API's Python start-up about one more.
 BOOT_TIMEOUT = float(os.environ.get("FULCRUM_IMAGE_BOOT_TIMEOUT", 900))
 API_TIMEOUT = float(os.environ.get("FULCRUM_IMAGE_API_TIMEOUT", 600))
+# The MACs image/run-vm gives the NICs it adds after the management one (FULCRUM_VM_EXTRA_NICS).
+EXTRA_NIC_MACS = ("52:54:00:fb:00:01", "52:54:00:fb:00:02")
 
 
 class ApplianceError(AssertionError):
@@ -54,6 +56,7 @@ class Appliance:
     disk: Path
     results: Path
     firmware: str = "bios"  # or "uefi" (OVMF)
+    extra_nics: int = 0  # NICs after the management one, with carrier and no network behind them
     https_port: int = field(default_factory=free_port)
     ssh_port: int = field(default_factory=free_port)
     http_port: int = field(default_factory=free_port)
@@ -70,6 +73,7 @@ class Appliance:
             FULCRUM_VM_SSH_PORT=str(self.ssh_port),
             FULCRUM_VM_HTTP_PORT=str(self.http_port),
             FULCRUM_VM_FIRMWARE=self.firmware,
+            FULCRUM_VM_EXTRA_NICS=str(self.extra_nics),
         )
         self.serial_log = (self.results / "serial.log").open("ab")
         self.booted_at = time.monotonic()
@@ -116,6 +120,19 @@ class Appliance:
     def answer(self, prompt: str, value: str, timeout: float = 60) -> None:
         self.expect(prompt, timeout, f"the prompt {prompt!r}")
         self.send(value)
+
+    def wait_for_api_gone(self, timeout: float) -> None:
+        """Poll until the API stops answering over the forwarded port (its address moved away)."""
+
+        def gone() -> bool | None:
+            try:
+                with self.api() as client:
+                    client.get("/health", timeout=5)
+            except httpx.TransportError:
+                return True
+            return None
+
+        wait_until(gone, timeout, what="the API to stop answering on the forwarded address", interval=1.0)
 
     @contextmanager
     def shell(self) -> Iterator[Callable[[str, float], str]]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from appliance import BASE_IMAGE, REPO, Appliance
+from appliance import BASE_IMAGE, EXTRA_NIC_MACS, REPO, Appliance
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BUILD_TIMEOUT = 3600
@@ -36,13 +36,13 @@ def results(request: pytest.FixtureRequest) -> Path:
     return folder
 
 
-def _booted(image: Path, results: Path, firmware: str) -> Iterator[Appliance]:
+def _booted(image: Path, results: Path, firmware: str, extra_nics: int = 0) -> Iterator[Appliance]:
     """A fresh appliance: a new 8 GiB qcow2 over the image (so /data has room to grow), booted."""
     disk = results / "disk.qcow2"
     subprocess.run(
         ["qemu-img", "create", "-q", "-f", "qcow2", "-b", str(image), "-F", "qcow2", str(disk), "8G"], check=True
     )
-    vm = Appliance(disk=disk, results=results, firmware=firmware)
+    vm = Appliance(disk=disk, results=results, firmware=firmware, extra_nics=extra_nics)
     vm.start()
     try:
         yield vm
@@ -54,7 +54,8 @@ def _booted(image: Path, results: Path, firmware: str) -> Iterator[Appliance]:
 
 @pytest.fixture
 def appliance(image: Path, results: Path) -> Iterator[Appliance]:
-    yield from _booted(image, results, "bios")
+    """Booted with BIOS, and two NICs besides the management one, for the managed network's bond."""
+    yield from _booted(image, results, "bios", extra_nics=len(EXTRA_NIC_MACS))
 
 
 @pytest.fixture

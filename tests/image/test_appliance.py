@@ -1,8 +1,10 @@
 """End to end on the appliance image, under software emulation: first boot on a read-only root,
 first-run setup, a service committed to the kernel's IPVS, the console menu (static address,
-password reset), persistence across a reboot (configuration, machine ID, journal), console
-password protection turned on through the API, and a factory reset back to first-run state (an
-open console again); after every boot, no unit has failed.
+password reset), the appliance's own network taken over through the API (a bond of two NICs, a
+VLAN on it, a static route), persistence across a reboot (configuration, network, machine ID,
+journal), a management address move that nobody confirms rolling back by itself, console password
+protection turned on through the API, and a factory reset back to first-run state (an open console
+and DHCP again); after every boot, no unit has failed.
 
 Three boots under TCG with BIOS firmware (test_image_firmware.py boots the image with UEFI), plus
 `make vm-image` when its inputs changed (3 to 5 minutes with a warm download cache). Serial logs
@@ -15,11 +17,13 @@ import json
 import re
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 import httpx
 import pytest
 
-from appliance import BOOT_TIMEOUT, Appliance
+from appliance import BOOT_TIMEOUT, EXTRA_NIC_MACS, Appliance
 
 pytestmark = pytest.mark.image
 
@@ -30,6 +34,16 @@ CONSOLE_LOCK_PASSWORD = "locks the console 3"
 VIP = "192.0.2.10"
 # qemu's user network: the guest is 10.0.2.15, the host (and the test's TCP backend) 10.0.2.2.
 GUEST, GATEWAY, DNS = "10.0.2.15", "10.0.2.2", "10.0.2.3"
+# Where the unconfirmed change moves the management address: qemu forwards the host's ports to
+# GUEST only, so from there the API cannot be reached (the lock-out commit-confirmed undoes).
+MOVED_GUEST = "10.0.2.16"
+# The managed network's own part, on the two spare NICs (EXTRA_NIC_MACS): documentation prefixes.
+BOND, VLAN, VLAN_ID = "bond0", "front", 100
+VLAN_ADDRESS, VLAN_GATEWAY = "198.51.100.10/24", "198.51.100.1"
+ROUTE_DESTINATION, ROUTE_TABLE = "203.0.113.0/24", 100
+# What /data/network/timesyncd.conf has before the network is managed (data-layout.conf).
+DEBIAN_NTP = [f"{n}.debian.pool.ntp.org" for n in range(4)]
+UNCONFIRMED_SECONDS = 30
 
 
 def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int) -> None:
@@ -61,6 +75,13 @@ def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int) -> None:
     with appliance.shell() as run:
         assert_address(appliance, run, interface, dynamic=False)
 
+    # The network through the API: taken over from the kernel, with a bond, a VLAN and a route.
+    revision = take_over_network_with_bond(appliance, token)
+    assert_api_reads_back_bond(appliance, token)
+    with appliance.shell() as run:
+        assert_kernel_has_bond(appliance, run)
+        assert_address(appliance, run, interface, dynamic=False)
+
     reset_password_at_console(appliance)
     login(appliance, CONSOLE_PASSWORD)
     with appliance.api() as api:
@@ -82,9 +103,14 @@ def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int) -> None:
         assert_no_failed_units(run)
         assert_ipvs_has_service(run, tcp_backend)
         assert_address(appliance, run, interface, dynamic=False)
+        assert_kernel_has_bond(appliance, run)
         # The root is read-only; the machine ID and the journal still persist (on /data).
         assert run("cat /etc/machine-id", 30) == first_machine_id, "the machine ID changed across a reboot"
         assert run("journalctl -b -1 -q -n 1 --no-pager", 30), "the journal of the boot before the reboot is gone"
+
+    # A change that moves the management address, not confirmed: it locks the API out, then rolls
+    # back by itself, and the API answers on the old address again.
+    timings["lockout_to_api_back_s"] = move_management_unconfirmed(appliance, token, interface)
 
     # Console access: once an admin turns it on, the console asks for its password first.
     protect_console(appliance, token)
@@ -101,6 +127,7 @@ def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int) -> None:
         assert_no_failed_units(run)
         assert "192.0.2.10" not in run("ipvsadm -Ln", 30), "IPVS still has the service after a factory reset"
         assert_address(appliance, run, interface, dynamic=True)  # back to DHCP
+        assert run(f"test -e /sys/class/net/{BOND} || echo gone", 30) == "gone", "factory reset kept the bond"
         assert run("cat /etc/machine-id", 30) != first_machine_id, "factory reset kept the machine ID"
         boots = run("journalctl -F _BOOT_ID", 30).split()
         assert len(boots) == 1, f"factory reset kept the journal of earlier boots: {boots}"
@@ -286,3 +313,155 @@ def factory_reset_from_menu(appliance: Appliance) -> None:
     appliance.expect("Rebooting; /data is erased as the appliance starts.", 180, "the factory reset to begin")
     appliance.booted_at = time.monotonic()
     appliance.expect("fulcrum-data: factory reset: /data erased", BOOT_TIMEOUT, "/data to be erased at boot")
+
+
+# --- the appliance's own network -------------------------------------------------------------
+
+Shell = Callable[[str, float], str]
+
+
+def take_over_document(interfaces: list[dict[str, Any]], routes: list[dict[str, Any]]) -> dict[str, Any]:
+    """The network as the kernel runs it, read the way the dashboard's take-over reads it
+    (webui/src/lib/network.ts takeOverFrom): every NIC by name and MAC, the management NIC with its
+    static address, the main table's default gateway; plus DNS and NTP as the console and the
+    image had them, and a bond of the two spare NICs with a VLAN, an address and a route on it."""
+    nics = {i["mac"]: i for i in interfaces if i["kind"] == "physical"}
+    assert all(mac in nics for mac in EXTRA_NIC_MACS), f"the spare NICs {EXTRA_NIC_MACS} are missing: {interfaces}"
+    management = next((i for i in nics.values() if GUEST in i["addresses"]), None)
+    assert management is not None, f"no NIC has the management address {GUEST}: {interfaces}"
+    defaults = [r for r in routes if r["destination"] == "0.0.0.0/0" and r["table"] == 254 and r["gateway"]]
+    assert [r["gateway"] for r in defaults] == [GATEWAY], f"the kernel's default routes: {routes}"
+    members = [nics[mac]["name"] for mac in EXTRA_NIC_MACS]
+    return {
+        "management_interface": management["name"],
+        "nics": [
+            {"name": nic["name"], "mac": mac, **({"addresses": [f"{GUEST}/24"]} if nic is management else {})}
+            for mac, nic in sorted(nics.items())
+        ],
+        "bonds": [{"name": BOND, "members": members, "mode": "active-backup"}],
+        "vlans": [{"name": VLAN, "parent": BOND, "vlan_id": VLAN_ID, "addresses": [VLAN_ADDRESS]}],
+        "routes": [{"destination": ROUTE_DESTINATION, "gateway": VLAN_GATEWAY, "table": ROUTE_TABLE}],
+        "gateway4": GATEWAY,
+        "dns_servers": [DNS],
+        "ntp_servers": DEBIAN_NTP,
+    }
+
+
+def take_over_network_with_bond(appliance: Appliance, token: str) -> int:
+    """Take the network over with the bond; the take-over is commit-confirmed (it changes what
+    configures the management NIC), so it is confirmed. Returns the revision."""
+    with appliance.api(token) as api:
+        interfaces, routes = api.get("/network/interfaces").json(), api.get("/network/routes").json()
+        document = take_over_document(interfaces, routes)
+        # The node's VRRP interface defaults to eth0, which the image's NICs are not named; a
+        # managed network must hold it (422 otherwise), so it is pointed at the management NIC.
+        node = api.patch("/node", json={"vrrp_interface": document["management_interface"]})
+        assert node.status_code == 200, f"PATCH /node refused the VRRP interface: {node.text}"
+        put = api.put("/network", json=document)
+        assert put.status_code == 200, f"PUT /network refused the take-over: {put.status_code} {put.text}"
+        committed = api.post("/revisions", json={"message": "image test: bond, VLAN, route", "confirm_within": 120})
+        assert committed.status_code == 201, f"the network's commit failed: {committed.text}"
+        revision = committed.json()
+        assert revision["state"] == "awaiting_confirm", f"the take-over was not commit-confirmed: {revision}"
+        assert revision["apply_result"]["outcome"] == "applied", revision["apply_result"]
+        confirmed = api.post(f"/revisions/{revision['number']}/confirm")
+        assert confirmed.status_code == 200, f"confirming revision {revision['number']} failed: {confirmed.text}"
+        assert confirmed.json()["state"] == "applied", confirmed.json()
+    return int(revision["number"])
+
+
+def assert_api_reads_back_bond(appliance: Appliance, token: str) -> None:
+    with appliance.api(token) as api:
+        interfaces = {i["name"]: i for i in api.get("/network/interfaces").json()}
+        routes = api.get("/network/routes").json()
+    bond, vlan = interfaces.get(BOND), interfaces.get(VLAN)
+    # A member's current MAC is the bond's: the members are known by their master here.
+    members = sorted(name for name, i in interfaces.items() if i["bond_master"] == BOND and i["kind"] == "physical")
+    assert bond and bond["kind"] == "bond" and sorted(bond["bond_members"]) == members and len(members) == 2, bond
+    assert vlan and vlan["kind"] == "vlan" and VLAN_ADDRESS in vlan["prefixed_addresses"], vlan
+    assert all(interfaces[name]["configured"] for name in (BOND, VLAN, *members)), interfaces
+    wanted = {"destination": ROUTE_DESTINATION, "gateway": VLAN_GATEWAY, "interface": VLAN, "table": ROUTE_TABLE}
+    assert any(wanted.items() <= route.items() for route in routes), f"no {wanted} in the API's routes: {routes}"
+
+
+def assert_kernel_has_bond(appliance: Appliance, run: Shell) -> None:
+    """Read from the kernel over the serial console, not through the API or the engine's read-back."""
+    bonding = run(f"cat /proc/net/bonding/{BOND}", 30)
+    assert "Bonding Mode: fault-tolerance (active-backup)" in bonding, bonding
+    members = re.findall(r"^Permanent HW addr: (\S+)$", bonding, re.MULTILINE)
+    assert sorted(members) == sorted(EXTRA_NIC_MACS), f"{BOND}'s members are not the spare NICs:\n{bonding}"
+    up = re.findall(r"^MII Status: up$", bonding, re.MULTILINE)
+    assert len(up) == 1 + len(EXTRA_NIC_MACS), f"{BOND} or a member is down:\n{bonding}"
+    links = {link["ifname"]: link for link in json.loads(run("ip -d -j link show", 30))}
+    info = links.get(VLAN, {}).get("linkinfo", {})
+    assert info.get("info_kind") == "vlan" and info["info_data"]["id"] == VLAN_ID, links.get(VLAN)
+    assert links[VLAN].get("link") == BOND, f"{VLAN} is on {links[VLAN].get('link')}, not {BOND}"
+    assert VLAN_ADDRESS in [f"{a['local']}/{a['prefixlen']}" for a in appliance.ip_addresses(run, VLAN)]
+    routes = json.loads(run("ip -j route show table all", 30))
+    found = [r for r in routes if r.get("dst") == ROUTE_DESTINATION and str(r.get("table")) == str(ROUTE_TABLE)]
+    assert [(r.get("gateway"), r.get("dev")) for r in found] == [(VLAN_GATEWAY, VLAN)], f"table {ROUTE_TABLE}: {found}"
+
+
+def move_management_unconfirmed(appliance: Appliance, token: str, interface: str) -> float:
+    """Commit a move of the management address with a short deadline and do not confirm it.
+
+    The commit's answer cannot come back (it would leave from the address just removed), so it is
+    sent from a thread while the test watches the lock-out: the API gone from the forwarded port
+    and the kernel holding the new address. Then, by itself, the old address and the API return.
+    Returns the seconds from the lock-out read on the console to the API answering again."""
+    with appliance.api(token) as api:
+        network = api.get("/network").json()
+        put = api.put("/network", json=moved_management(network, MOVED_GUEST))
+        assert put.status_code == 200, f"PUT /network refused the move: {put.status_code} {put.text}"
+    message = "image test: move the management address, unconfirmed"
+    with ThreadPoolExecutor(1) as pool:
+        answer = pool.submit(commit_locking_out, appliance, token, message)
+        appliance.wait_for_api_gone(timeout=180)
+        with appliance.shell() as run:
+            held = [a["local"] for a in appliance.ip_addresses(run, interface)]
+            assert MOVED_GUEST in held and GUEST not in held, f"while locked out {interface} has {held}"
+        locked_out_at = time.monotonic()
+        appliance.wait_for_api(timeout=UNCONFIRMED_SECONDS + 300)
+        back_after = round(time.monotonic() - locked_out_at, 1)
+        assert_commit_answer(answer)
+    assert_rolled_back(appliance, token, message, interface)
+    return back_after
+
+
+def moved_management(network: dict[str, Any], address: str) -> dict[str, Any]:
+    management = network["management_interface"]
+    nics = [{**nic, "addresses": [f"{address}/24"]} if nic["name"] == management else nic for nic in network["nics"]]
+    return {**network, "nics": nics}
+
+
+def commit_locking_out(appliance: Appliance, token: str, message: str) -> httpx.Response:
+    with appliance.api(token) as api:
+        body = {"message": message, "confirm_within": UNCONFIRMED_SECONDS}
+        return api.post("/revisions", json=body, timeout=UNCONFIRMED_SECONDS * 2)
+
+
+def assert_commit_answer(answer: Future[httpx.Response]) -> None:
+    """The commit either never answered (the lock-out) or said it awaits confirmation."""
+    try:
+        response = answer.result()
+    except httpx.TransportError:
+        return
+    assert response.status_code == 201 and response.json()["state"] == "awaiting_confirm", response.text
+
+
+def assert_rolled_back(appliance: Appliance, token: str, message: str, interface: str) -> None:
+    with appliance.api(token) as api:
+        revisions = api.get("/revisions").json()["data"]
+        network = api.get("/network").json()
+    moved = next((r for r in revisions if r["message"] == message), None)
+    assert moved is not None and moved["state"] == "reverted", f"the move did not end reverted: {moved}"
+    after = [r for r in revisions if r["number"] > moved["number"]]
+    assert [(r["rollback_of"], r["state"]) for r in after] == [(moved["previous"], "applied")], after
+    assert after[0]["message"].startswith(f"automatic rollback: revision {moved['number']} was not confirmed"), after
+    management = next(n for n in network["nics"] if n["name"] == network["management_interface"])
+    assert management["addresses"] == [f"{GUEST}/24"], f"the candidate kept the move: {management}"
+    with appliance.shell() as run:
+        held = [a["local"] for a in appliance.ip_addresses(run, interface)]
+        assert GUEST in held and MOVED_GUEST not in held, f"after the rollback {interface} has {held}"
+        assert_address(appliance, run, interface, dynamic=False)
+        assert_kernel_has_bond(appliance, run)

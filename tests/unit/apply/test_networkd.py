@@ -8,6 +8,8 @@ stacked netdev: Unknown device type"), so VLANs and bonds are read back in the k
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -99,6 +101,23 @@ def test_an_unmanaged_network_touches_nothing(tmp_path: Path, networkd: Networkd
     result = engine(tmp_path, daemon).apply(snapshot(None), 1)
     assert result.outcome == ApplyOutcome.APPLIED, result.message
     assert list(networkd.runtime.iterdir()) == [] and not networkd.directory.exists()
+
+
+def test_the_runtime_copies_are_readable_by_networkds_own_user(tmp_path: Path) -> None:
+    """networkd runs as systemd-network, not root: the files copied to its runtime directory are
+    world-readable whatever the helper's umask (fulcrum-applyd.service: UMask=0027). Found on the
+    image, where networkd skipped every managed .netdev and .network ("Permission denied")."""
+    daemon = NetworkdDaemon(NetworkPaths(tmp_path / "network", tmp_path / "run"))
+    macs = {"nic0": "02:00:00:00:00:01", "nic1": "02:00:00:00:00:02"}
+    daemon.render(snapshot(network(macs)))
+    daemon.install()
+    previous = os.umask(0o027)
+    try:
+        daemon._sync_runtime()
+    finally:
+        os.umask(previous)
+    modes = {path.name: stat.S_IMODE(path.stat().st_mode) for path in (tmp_path / "run").iterdir()}
+    assert len(modes) == 4 and set(modes.values()) == {0o644}, modes
 
 
 def test_networkd_is_in_the_engine_only_where_it_manages_the_machine(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from typing import Any
 
 from fulcrum.apply.daemons.owned_files import OwnedFiles
 from fulcrum.apply.daemons.protocol import Checked
-from fulcrum.apply.files import fsync_dir, new_path, prev_path
+from fulcrum.apply.files import CONFIG_MODE, fsync_dir, new_path, prev_path
 from fulcrum.apply.network_files import check_hostname, parse_config
 from fulcrum.apply.tools import ToolError, poll, run_tool, trim_lines
 from fulcrum.config.network import HASHING_MODES, Bond, NetworkConfig, Nic, Vlan
@@ -188,6 +188,9 @@ class NetworkdDaemon:
         for name, path in wanted.items():
             temporary = runtime / f".{name}.tmp"
             shutil.copyfile(path, temporary)
+            # networkd runs as systemd-network: a copy made under the helper's umask (0027 on the
+            # appliance) is root's alone, and networkd skips it ("Permission denied").
+            os.chmod(temporary, CONFIG_MODE)
             os.replace(temporary, runtime / name)
         fsync_dir(runtime)
         return f"copied {len(wanted)} networkd files to {runtime}"
