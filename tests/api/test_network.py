@@ -167,8 +167,15 @@ def test_hostile_strings_are_refused_in_every_free_text_field(client: TestClient
 
 def test_node_interfaces_must_exist_in_the_network_and_sync_needs_an_address(client: TestClient) -> None:
     assert client.put("/api/v1/node", json={"name": "lb1", "vrrp_interface": "front"}).status_code == 200
-    # The node names an interface the network lacks: the network is refused, naming the node field.
-    [(loc, msg)] = errors(put(client, with_changes(vlans=[NETWORK["vlans"][1]], gateway4=None)))
+    without_front = with_changes(vlans=[NETWORK["vlans"][1]], gateway4=None)
+    # No VIP group, so no VRRP: the VRRP interface is not used, and a fresh appliance (eth0 by
+    # default, which its NICs are not called) takes over its network as it is.
+    assert put(client, without_front).status_code == 200
+    assert client.delete("/api/v1/network").status_code == 204
+    group = {"name": "front", "virtual_router_id": 51, "addresses": ["192.0.2.100/24"]}
+    assert client.post("/api/v1/vip-groups", json=group).status_code == 201
+    # With VRRP, the node names an interface the network lacks: the network is refused, naming the node field.
+    [(loc, msg)] = errors(put(client, without_front))
     assert loc == ["body", "node", "vrrp_interface"] and "front is not an interface" in msg
     assert put(client, NETWORK).status_code == 200
     gone = client.patch("/api/v1/node", json={"vip_interfaces": {"gateway": "eth3"}})

@@ -353,10 +353,8 @@ def take_over_network_with_bond(appliance: Appliance, token: str) -> int:
     with appliance.api(token) as api:
         interfaces, routes = api.get("/network/interfaces").json(), api.get("/network/routes").json()
         document = take_over_document(interfaces, routes)
-        # The node's VRRP interface defaults to eth0, which the image's NICs are not named; a
-        # managed network must hold it (422 otherwise), so it is pointed at the management NIC.
-        node = api.patch("/node", json={"vrrp_interface": document["management_interface"]})
-        assert node.status_code == 200, f"PATCH /node refused the VRRP interface: {node.text}"
+        # As on a fresh appliance: the node's VRRP interface is still its default (eth0, which
+        # no NIC here is called), and without a VIP group that does not stand in the way.
         put = api.put("/network", json=document)
         assert put.status_code == 200, f"PUT /network refused the take-over: {put.status_code} {put.text}"
         committed = api.post("/revisions", json={"message": "image test: bond, VLAN, route", "confirm_within": 120})

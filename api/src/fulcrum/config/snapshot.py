@@ -428,8 +428,11 @@ class ConfigSnapshot(Strict):
         if network is None:
             return self
         node = self.node
+        # VRRP runs for VIP groups only: without any, the VRRP interface is never used, and a fresh
+        # appliance (whose default, eth0, its NICs are not named) can take over its network.
+        vrrp = [("node.vrrp_interface", node.vrrp_interface)] if self.vip_groups else []
         named = [
-            ("node.vrrp_interface", node.vrrp_interface),
+            *vrrp,
             *(("node.vip_interfaces", name) for name in node.vip_interfaces.values()),
             *((f"node.track_interfaces[{i}]", name) for i, name in enumerate(node.track_interfaces)),
         ]
