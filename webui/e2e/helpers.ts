@@ -1,9 +1,16 @@
-import { expect, type Page } from '@playwright/test';
+import { expect, type APIRequestContext, type Page } from '@playwright/test';
 import { mkdirSync } from 'node:fs';
 
 export const ADMIN = { username: 'admin', password: 'correct horse battery staple' };
 export const OPERATOR = { username: 'olivia', password: 'operator passphrase 1' };
 export const VIEWER = { username: 'victor', password: 'viewer passphrase 1' };
+
+/** A bearer token for `user`, signed in through the API outside the browser. */
+export async function apiToken(request: APIRequestContext, user: { username: string; password: string }): Promise<string> {
+  const response = await request.post('/api/v1/auth/login', { data: user });
+  expect(response.status()).toBe(200);
+  return ((await response.json()) as { token: string }).token;
+}
 
 export const SHOTS = 'e2e-screenshots';
 mkdirSync(SHOTS, { recursive: true });

@@ -1,17 +1,11 @@
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
 import type { ClockStatus, KernelInterface, KernelRoute, NetworkConfig, Status } from '../src/client/types.gen';
-import { ADMIN, login, nav, shoot } from './helpers';
+import { ADMIN, apiToken, login, nav, shoot } from './helpers';
 
 test.describe.configure({ mode: 'serial' });
 
 // A viewer of this spec's own: the dashboard spec creates VIEWER through the Users page.
 const READER = { username: 'nora', password: 'network viewer passphrase' };
-
-async function token(request: APIRequestContext, user: { username: string; password: string }): Promise<string> {
-  const response = await request.post('/api/v1/auth/login', { data: user });
-  expect(response.status()).toBe(200);
-  return ((await response.json()) as { token: string }).token;
-}
 
 let adminToken: string | null = null;
 
@@ -20,7 +14,7 @@ let adminToken: string | null = null;
  * for the spec: each costs a password hash, which the browser's own sign-ins wait behind.
  */
 async function api(request: APIRequestContext) {
-  adminToken ??= await token(request, ADMIN);
+  adminToken ??= await apiToken(request, ADMIN);
   const headers = { Authorization: `Bearer ${adminToken}` };
   const get = async (path: string): Promise<unknown> => {
     const response = await request.get(`/api/v1${path}`, { headers });

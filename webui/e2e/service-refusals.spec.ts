@@ -1,5 +1,5 @@
 import { expect, test, type APIRequestContext } from '@playwright/test';
-import { ADMIN, login, shoot } from './helpers';
+import { ADMIN, apiToken, login, shoot } from './helpers';
 
 // A refused delete is shown where it was asked for, and nothing is lost: the service stays.
 
@@ -18,9 +18,7 @@ let serviceId: number | null = null;
 
 async function signIn(request: APIRequestContext) {
   expect([201, 409]).toContain((await request.post('/api/v1/setup', { data: ADMIN })).status());
-  const response = await request.post('/api/v1/auth/login', { data: ADMIN });
-  expect(response.status()).toBe(200);
-  headers = { Authorization: `Bearer ${((await response.json()) as { token: string }).token}` };
+  headers = { Authorization: `Bearer ${await apiToken(request, ADMIN)}` };
 }
 
 test.beforeAll(async ({ request }) => {

@@ -77,8 +77,8 @@ def snapshot_of(revision: Revision | None) -> ConfigSnapshot | None:
 
 
 def network_of(revision: Revision | None) -> NetworkConfig | None:
-    """The managed network of `revision` alone: a commit needs only that of the running one, and
-    validating all of it again took a third of a commit's time at 5,000 backends."""
+    """The managed network of `revision` alone: a commit needs only that of the running one, not
+    every backend of it validated again (thousands at size)."""
     network = json.loads(revision.snapshot).get("network") if revision else None
     return NetworkConfig.model_validate(network) if network is not None else None
 
