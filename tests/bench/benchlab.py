@@ -150,8 +150,11 @@ def start(workdir: Path, out: Path, scale: float) -> Bench:
     bench.nat = list(net.backends)
     bench.direct = [net.hosts[f"d{i + 1}"] for i in range(3)]
     started = time.monotonic()
+    # A fresh interpreter, not a child forked from this one: the API's start-up time and resident
+    # memory are among the figures.
     api = appliance.Appliance(net.lb, workdir / "appliance", env={"FULCRUM_READBACK_TIMEOUT": str(READBACK_TIMEOUT),
-                                                                  "FULCRUM_STATS_INTERVAL": str(STATS_INTERVAL)})
+                                                                  "FULCRUM_STATS_INTERVAL": str(STATS_INTERVAL)},
+                              preloaded=False)
     bench.api = api.start(timeout=API_START_TIMEOUT)
     bench.api_start_seconds = time.monotonic() - started
     bench.api.setup()

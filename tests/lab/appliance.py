@@ -17,6 +17,10 @@ demo's qemu port forward) reach the API with plain httpx at 127.0.0.1:PORT, like
 interface kept apart from the data plane, with no proxy process. `listen_ns=` puts the socket
 in another namespace (the LB's own, for instance) instead.
 
+The API process is forked from this one (lab.child) after its modules were imported here once, because the import alone takes a minute in the emulated VM; `preloaded=False` executes a
+fresh `python -m uvicorn --factory fulcrum.main:create_app` instead (the benchmarks measure the
+API's memory, which a forked child would share with this process).
+
 Everything lives in `workdir`: the database, the engine's state directory (keepalived.conf,
 fulcrum.nft, state.json, keepalived's pid files), the notify FIFOs and the API's log.
 Stopping (explicitly, or when the cleanup scope ends, pass or fail) ends uvicorn and then the
@@ -26,6 +30,8 @@ a session of its own, as a daemon outlives the API on the appliance).
 
 from __future__ import annotations
 
+import functools
+import importlib
 import os
 import signal
 import socket
@@ -36,7 +42,8 @@ import httpx
 
 from fulcrum.apply.keepalived_control import pid_of
 from lab.api_client import API, ApiClient
-from lab.cmd import Exec, python_argv
+from lab.child import fork_into
+from lab.cmd import Exec, lab_env, python_argv
 from lab.defer import defer
 from lab.netns import run_in
 from lab.wait import StopWaiting, WaitTimeout, wait_until
@@ -44,6 +51,7 @@ from lab.wait import StopWaiting, WaitTimeout, wait_until
 # uvicorn + FastAPI + SQLAlchemy + Alembic + pyroute2 imported over 9p in the emulated VM, then
 # the migrations: a minute or two there.
 START_TIMEOUT = 300
+UVICORN_ARGS = ("--factory", "fulcrum.main:create_app", "--log-level", "info", "--no-access-log")
 KEEPALIVED_PIDFILES = ("keepalived.pid", "keepalived-vrrp.pid", "keepalived-checkers.pid", "keepalived-bfd.pid")
 
 
@@ -56,8 +64,10 @@ class Appliance(Exec, ApiClient):
         listen: tuple[str, int] = ("127.0.0.1", 0),
         listen_ns=None,
         env: dict[str, str] | None = None,
+        preloaded: bool = True,
     ):
         self.ns = ns
+        self.preloaded = preloaded
         self.workdir = Path(workdir)
         self.data_dir = self.workdir / "data"
         self.state_dir = self.data_dir / "state"
@@ -95,13 +105,16 @@ class Appliance(Exec, ApiClient):
     def _launch(self) -> int:
         sock = self._listening_socket()
         self.port = sock.getsockname()[1]
-        sock.set_inheritable(True)
-        env = [f"{key}={value}" for key, value in self.env.items()]
-        uvicorn = python_argv("-m", "uvicorn", "--factory", "fulcrum.main:create_app", "--fd", str(sock.fileno()),
-                              "--log-level", "info", "--no-access-log")
-        self.argv = ["ip", "netns", "exec", self.ns.name, "env", *env, *uvicorn]
         self.description = f"fulcrum API in {self.ns} on {self.listen[0]}:{self.port}"
         try:
+            if self.preloaded:
+                importlib.import_module("fulcrum.main")  # here, once: every API forked later has it
+                return fork_into(self.ns, self.log_path, functools.partial(_serve_api, sock.fileno()),
+                                 env={**lab_env(), **self.env}, keep_fd=sock.fileno())
+            sock.set_inheritable(True)
+            env = [f"{key}={value}" for key, value in self.env.items()]
+            uvicorn = python_argv("-m", "uvicorn", *UVICORN_ARGS, "--fd", str(sock.fileno()))
+            self.argv = ["ip", "netns", "exec", self.ns.name, "env", *env, *uvicorn]
             return super()._launch()
         finally:
             sock.close()  # uvicorn has its copy; ours would keep accepting into a dead queue
@@ -157,6 +170,15 @@ class Appliance(Exec, ApiClient):
         for name in KEEPALIVED_PIDFILES:  # whatever is left, children included
             if (pid := pid_of(self.state_dir / name)) is not None:
                 _signal(pid, signal.SIGKILL)
+
+
+def _serve_api(fd: int) -> None:
+    """In the forked child: what `python -m uvicorn UVICORN_ARGS --fd FD` runs."""
+    import uvicorn.main
+    from fulcrum.settings import get_settings
+
+    get_settings.cache_clear()  # settings this process may have read with the parent's environment
+    uvicorn.main.main([*UVICORN_ARGS, "--fd", str(fd)], standalone_mode=True)
 
 
 class ApiExited(StopWaiting, AssertionError):
