@@ -16,6 +16,7 @@ What the kernel holds is read independently of the daemon's own read-back: /proc
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -178,6 +179,45 @@ def test_a_vlan_id_change_is_not_applied_and_rolled_back(tmp_path: Path, network
     assert "Id=100" in (networkd.directory / "20-fulcrum-front.netdev").read_text()
     wait_until(lambda: kernel_state(networkd), 30, what="VLAN 100 with its address and routes", expect=APPLIED)
     wait_until(lambda: reaches(networkd, FAR_MAIN), 30, what=f"{FAR_MAIN} through VLAN 100")
+
+
+def test_a_bond_with_other_settings_replaces_the_running_one_under_a_new_name(tmp_path: Path,
+                                                                           networkd: Networkd) -> None:
+    """networkd never changes a running bond's settings (nor a VLAN's): a new link monitoring
+    interval fails the read-back and rolls back (the API refuses it up front), and the way the API's
+    refusal names works in one commit: the bond under a new name with the new mode, its VLAN under a
+    new name on it, the old bond and VLAN removed."""
+    networkd_daemon = daemon(networkd, readback_timeout=8)
+    assert engine(tmp_path, networkd_daemon).apply(snapshot(network(networkd.macs)), 1).outcome == ApplyOutcome.APPLIED
+    slower = network(networkd.macs)
+    slower["bonds"][0]["miimon"] = 250
+    result = engine(tmp_path, networkd_daemon).apply(snapshot(slower), 2)
+    assert result.outcome == ApplyOutcome.FAILED and result.rolled_back, result.message
+    assert "bond0: link monitoring every 100 ms, not 250" in result.message
+
+    swapped = network(networkd.macs, management_interface="front1")
+    swapped["bonds"] = [{"name": "bond1", "members": ["nic0", "nic1"], "mode": "active-backup", "miimon": 250}]
+    swapped["vlans"] = [{"name": "front1", "parent": "bond1", "vlan_id": 100, "addresses": ["10.80.0.1/24"]}]
+    # Rolled back first (a member that is not plugged in): the new bond and its VLAN go (the VLAN
+    # first: deleting the bond takes it along), the old ones come back.
+    broken = copy.deepcopy(swapped)
+    broken["bonds"][0]["members"].append("ghost")
+    broken["nics"].append({"name": "ghost", "mac": "52:54:00:de:ad:02", "permanent_mac": False})
+    result = engine(tmp_path, networkd_daemon).apply(snapshot(broken), 3)
+    assert result.outcome == ApplyOutcome.FAILED and result.rolled_back, result.message
+    assert "bond1" not in links(networkd) and "front1" not in links(networkd)
+    wait_until(lambda: kernel_state(networkd), 30, what="bond0 and its VLAN back", expect=APPLIED)
+
+    result = engine(tmp_path, networkd_daemon).apply(snapshot(swapped), 4)
+    assert result.outcome == ApplyOutcome.APPLIED, result.message
+    current = links(networkd)
+    assert "bond0" not in current and "front" not in current
+    assert proc_bonding(networkd, "bond1") == {"mode": "fault-tolerance (active-backup)", "hash": None,
+                                               "members": ["nic0", "nic1"]}
+    assert current["bond1"]["linkinfo"]["info_data"]["miimon"] == 250
+    assert vlan_of(current["front1"]) == ("vlan", 100, "bond1")
+    assert "10.80.0.1/24" in networkd.addresses("front1")
+    assert routes(networkd, "100") == {("10.91.0.0/16", GATEWAY, "front1")}
 
 
 def test_a_network_that_fails_read_back_is_rolled_back(tmp_path: Path, networkd: Networkd) -> None:

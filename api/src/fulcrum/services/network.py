@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
-from fulcrum.config.network import NetworkConfig
+from fulcrum.config.network import HASHING_MODES, Bond, NetworkConfig, Vlan
 from fulcrum.dataplane.clock import read_clock
 from fulcrum.dataplane.links import read_routes
 from fulcrum.dataplane.nics import read_nics
@@ -30,7 +31,7 @@ def get_network(session: Session) -> NetworkConfig | None:
 def set_network(session: Session, actor: audit.Actor, request: BaseModel) -> NetworkConfig:
     before = network_settings(session)
     network = validated(lambda: NetworkConfig.model_validate(request.model_dump(mode="json")))
-    _refuse_vlan_changes_in_place(session, network)
+    _refuse_netdev_changes_in_place(session, network)
     store_network(session, network)
     try:
         candidate_snapshot(session)
@@ -47,34 +48,64 @@ def set_network(session: Session, actor: audit.Actor, request: BaseModel) -> Net
     return network
 
 
-def _refuse_vlan_changes_in_place(session: Session, network: NetworkConfig) -> None:
-    """systemd-networkd never changes an existing VLAN's id or parent (the kernel fixes both when
-    the link is made): such a commit would fail at read-back and roll back. Say so now, with the way
-    that works: a new VLAN under a new name (the old one goes with its own removal)."""
-    running = revisions.snapshot_of(revisions.running(session))
-    if running is None or running.network is None:
+def _refuse_netdev_changes_in_place(session: Session, network: NetworkConfig) -> None:
+    """systemd-networkd never changes a bond or VLAN that exists (the .netdev file of a running one is
+    read once, when the link is made; tests/kernel/test_network.py shows each such commit failing at
+    read-back and rolling back): say so now, with the way that works. A VLAN's id and parent, and a
+    bond's mode, link monitoring and hash policy, change by adding the bond or VLAN under another
+    name and removing the old one in the same commit."""
+    running = revisions.network_of(revisions.running(session))
+    if running is None:
         return
-    applied = {vlan.name: vlan for vlan in running.network.vlans}
     errors = []
-    for index, vlan in enumerate(network.vlans):
-        before = applied.get(vlan.name)
-        if before is None:
-            continue
-        for field, label, old, new in (
-            ("vlan_id", "id", before.vlan_id, vlan.vlan_id),
-            ("parent", "parent", before.parent, vlan.parent),
-        ):
-            if old != new:
-                errors.append(
-                    {
-                        "loc": ["body", "vlans", index, field],
-                        "msg": f"VLAN {vlan.name} runs with {label} {old}, and a VLAN's {label} cannot "
-                        "change in place: add the new VLAN under another name and remove this one",
-                        "type": "vlan_changed_in_place",
-                    }
-                )
+    kinds: list[tuple[str, Sequence[Vlan | Bond], Sequence[Vlan | Bond]]] = [
+        ("vlans", network.vlans, running.vlans),
+        ("bonds", network.bonds, running.bonds),
+    ]
+    for kind, items, runs in kinds:
+        before = {item.name: item for item in runs}
+        for index, item in enumerate(items):
+            old = before.get(item.name)
+            if old is None:
+                continue
+            for field, label, was, wanted in _netdev_settings(old, item):
+                if was != wanted:
+                    errors.append(
+                        {
+                            "loc": ["body", kind, index, field],
+                            "msg": _CHANGED_IN_PLACE[kind].format(
+                                name=item.name, label=label, old=was, new=wanted
+                            ),
+                            "type": f"{kind[:-1]}_changed_in_place",
+                        }
+                    )
     if errors:
         raise ConfigInvalid(errors)
+
+
+_CHANGED_IN_PLACE = {
+    "vlans": "VLAN {name} runs with {label} {old}, and a VLAN's {label} cannot change in place: add the "
+    "new VLAN under another name and remove this one",
+    "bonds": "bond {name} runs with {label} {old}, and a running bond's {label} cannot change in place: "
+    "add a bond under another name with {label} {new} (its members, and its VLANs under new names) "
+    "and remove this one in the same commit",
+}
+
+
+def _netdev_settings(old: Vlan | Bond, new: Vlan | Bond) -> list[tuple[str, str, object, object]]:
+    """(field, label, running value, wanted value) of what the kernel fixes when the link is made."""
+    if isinstance(old, Vlan) and isinstance(new, Vlan):
+        return [("vlan_id", "id", old.vlan_id, new.vlan_id), ("parent", "parent", old.parent, new.parent)]
+    assert isinstance(old, Bond) and isinstance(new, Bond)
+    settings: list[tuple[str, str, object, object]] = [
+        ("mode", "mode", old.mode.value, new.mode.value),
+        ("miimon", "link monitoring interval (miimon, ms)", old.miimon, new.miimon),
+    ]
+    if old.mode in HASHING_MODES and new.mode == old.mode:  # the policy is rendered for these only
+        settings.append(
+            ("xmit_hash_policy", "hash policy", old.xmit_hash_policy.value, new.xmit_hash_policy.value)
+        )
+    return settings
 
 
 def stop_managing(session: Session, actor: audit.Actor) -> None:

@@ -116,9 +116,7 @@ class NetworkdDaemon:
             return "the network is not managed: nothing loaded"
         links = self._links()
         steps = [self._sync_runtime()]
-        removed = [name for name in _netdevs(self._retired) if name in links]
-        for name in removed:
-            self._tool("networkctl", "delete", name)
+        removed = self._delete_netdevs(_netdevs(self._retired), links)
         if removed:
             steps.append("deleted " + ", ".join(removed))
         steps.append(self._reload())
@@ -155,10 +153,7 @@ class NetworkdDaemon:
             return done
         self._changed |= {p.name for p in self._retired}
         steps = [done, self._sync_runtime()]
-        links = self._links()
-        for name in created:
-            if name in links:
-                self._tool("networkctl", "delete", name)
+        self._delete_netdevs(created, self._links())
         steps.append(self._reload())
         hostname = self.paths.directory / HOSTNAME
         if HOSTNAME in self._changed and hostname.exists():
@@ -174,6 +169,15 @@ class NetworkdDaemon:
         # reconfigure` on top would drop and re-add the same addresses a second time.
         self._tool("networkctl", "reload")
         return "networkctl reload (links whose .network changed are reconfigured)"
+
+    def _delete_netdevs(self, names: Sequence[str], links: dict[str, dict[str, Any]]) -> list[str]:
+        """`networkctl delete` the bonds and VLANs named that exist, VLANs first: deleting a bond
+        takes the VLANs on it away with it, and a delete of a link that is gone fails."""
+        present = [name for name in names if name in links]
+        present.sort(key=lambda name: links[name].get("linkinfo", {}).get("info_kind") != "vlan")
+        for name in present:
+            self._tool("networkctl", "delete", name)
+        return present
 
     def _sync_runtime(self) -> str:
         """Make the runtime directory hold exactly the networkd files of the persistent one."""
@@ -274,6 +278,10 @@ def _kind_mismatches(
             return [f"{interface.name}: not a bond"]
         if data.get("mode") != interface.mode.value:
             problems.append(f"{interface.name}: bond mode {data.get('mode')}, not {interface.mode.value}")
+        if data.get("miimon") != interface.miimon:
+            problems.append(
+                f"{interface.name}: link monitoring every {data.get('miimon')} ms, not {interface.miimon}"
+            )
         policy = interface.xmit_hash_policy.value
         if interface.mode in HASHING_MODES and data.get("xmit_hash_policy") != policy:
             problems.append(f"{interface.name}: hash policy {data.get('xmit_hash_policy')}, not {policy}")
