@@ -29,6 +29,7 @@ ANY_NODE = {
     ("POST", "/api/v1/tokens"),
     ("DELETE", "/api/v1/tokens/{token_id}"),
     ("PUT", "/api/v1/node/console"),
+    ("PUT", "/api/v1/node/console/management"),  # a revision whose shared part is the running one
     ("POST", "/api/v1/revisions/{number}/confirm"),
     ("PUT", "/api/v1/node"),
     ("PATCH", "/api/v1/node"),

@@ -34,6 +34,7 @@ CONSOLE_LOCK_PASSWORD = "locks the console 3"
 VIP = "192.0.2.10"
 # qemu's user network: the guest is 10.0.2.15, the host (and the test's TCP backend) 10.0.2.2.
 GUEST, GATEWAY, DNS = "10.0.2.15", "10.0.2.2", "10.0.2.3"
+SECOND_DNS, OFF_NETWORK_GATEWAY = "192.0.2.53", "192.0.2.1"
 # Where the unconfirmed change moves the management address: qemu forwards the host's ports to
 # GUEST only, so from there the API cannot be reached (the lock-out commit-confirmed undoes).
 MOVED_GUEST = "10.0.2.16"
@@ -71,16 +72,30 @@ def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int) -> None:
         assert data_bytes > 4 * 2**30, f"/data was not grown to the 8 GiB disk: {data_bytes} bytes"
         first_machine_id = run("cat /etc/machine-id", 30)
 
-    set_static_address(appliance)
+    # The console's management address on a network Fulcrum does not manage yet: taken over from
+    # the kernel (the image's NTP servers kept) and committed through the API.
+    network = assert_console_change_in_model(appliance, token, set_static_address(appliance, [DNS]), [DNS])
+    assert network["ntp_servers"] == DEBIAN_NTP, network
     with appliance.shell() as run:
         assert_address(appliance, run, interface, dynamic=False)
 
     # The network through the API: taken over from the kernel, with a bond, a VLAN and a route.
-    revision = take_over_network_with_bond(appliance, token)
+    take_over_network_with_bond(appliance, token)
+    assert_api_reads_back_bond(appliance, token)
+    # The console again, now that the managed network's files outrank any file of its own: the
+    # change (a second DNS server) reaches the model and resolved, and the bond stays.
+    revision = set_static_address(appliance, [DNS, SECOND_DNS])
+    assert_console_change_in_model(appliance, token, revision, [DNS, SECOND_DNS])
+    console_refuses_gateway_off_the_network(appliance)
+    assert_console_change_in_model(appliance, token, revision, [DNS, SECOND_DNS])
+    with appliance.api(token) as api:
+        newest = api.get("/revisions", params={"limit": 1}).json()["data"][0]["number"]
+    assert newest == revision, f"the refused console change made revision {newest}"
     assert_api_reads_back_bond(appliance, token)
     with appliance.shell() as run:
         assert_kernel_has_bond(appliance, run)
         assert_address(appliance, run, interface, dynamic=False)
+        assert SECOND_DNS in run("resolvectl dns", 30), "resolved does not have the console's DNS server"
 
     reset_password_at_console(appliance)
     login(appliance, CONSOLE_PASSWORD)
@@ -267,15 +282,47 @@ def assert_address(appliance: Appliance, run: Callable[[str, float], str], inter
     assert bool(addresses[0].get("dynamic")) == dynamic, f"{GUEST} on {interface} is not {kind}: {addresses[0]}"
 
 
-def set_static_address(appliance: Appliance) -> None:
+def set_static_address(appliance: Appliance, dns: list[str]) -> int:
+    """The console menu's management address: committed through the API (its console token), the
+    network model and the engine. Returns the revision the console reports."""
     appliance.choose("2")
     appliance.answer("Mode: static or dhcp [static]: ", "static")
     appliance.answer("Address with prefix length, e.g. 192.0.2.10/24: ", f"{GUEST}/24")
     appliance.answer("Gateway (empty: none): ", GATEWAY)
-    appliance.answer("DNS servers, separated by spaces (empty: none): ", DNS)
+    appliance.answer("DNS servers, separated by spaces (empty: none): ", " ".join(dns))
     appliance.answer("(yes/no) [no]: ", "yes")
+    committed = appliance.expect(re.compile(rb"Revision (\d+) \((\w+)\)|Nothing changed: [^\r\n]*"), 240,
+                                 "the console's commit through the API")
+    assert committed.group(2) == b"applied", f"the console's change was not applied: {committed.group(0)!r}"
     appliance.expect(f"now has {GUEST}/24 (static)", 60, "the static address to be applied")
     appliance.expect("Choose 1-8: ", 60, "the menu")
+    return int(committed.group(1))
+
+
+def console_refuses_gateway_off_the_network(appliance: Appliance) -> None:
+    """A gateway outside the address's network: the API's refusal, at its field, and nothing changes."""
+    appliance.choose("2")
+    appliance.answer("Mode: static or dhcp [static]: ", "static")
+    appliance.answer("Address with prefix length, e.g. 192.0.2.10/24: ", f"{GUEST}/24")
+    appliance.answer("Gateway (empty: none): ", OFF_NETWORK_GATEWAY)
+    appliance.answer("DNS servers, separated by spaces (empty: none): ", "")
+    appliance.answer("(yes/no) [no]: ", "yes")
+    appliance.expect("Nothing changed: gateway: ", 240, "the API's refusal of the gateway")
+    appliance.expect("Choose 1-8: ", 60, "the menu")
+
+
+def assert_console_change_in_model(appliance: Appliance, token: str, revision: int, dns: list[str]) -> dict[str, Any]:
+    """The console's revision, read back from the API: by the console, applied, with the address."""
+    with appliance.api(token) as api:
+        committed = api.get(f"/revisions/{revision}").json()
+        network = api.get("/network").json()
+    assert (committed["author"], committed["state"]) == ("console", "applied"), committed
+    assert network is not None, "the console's change left the network unmanaged"
+    management = next(nic for nic in network["nics"] if nic["name"] == network["management_interface"])
+    assert management["addresses"] == [f"{GUEST}/24"] and not management["dhcp4"], management
+    assert (network["gateway4"], network["dns_servers"]) == (GATEWAY, dns), network
+    assert committed["snapshot"]["network"] == network
+    return network
 
 
 def reset_password_at_console(appliance: Appliance) -> None:

@@ -16,7 +16,7 @@ from fulcrum.db import SAFE_METHODS, SessionDep
 from fulcrum.errors import Forbidden, Unauthorized
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.models import AuthToken, Role, User
-from fulcrum.services import audit, auth
+from fulcrum.services import audit, auth, console_token
 from fulcrum.services.revisions import commit_lock
 from fulcrum.settings import Settings
 from fulcrum.telemetry.hub import Telemetry
@@ -130,6 +130,21 @@ def get_actor(request: Request, user: CurrentUser) -> audit.Actor:
 
 
 ActorDep = Annotated[audit.Actor, Depends(get_actor)]
+
+
+def get_console_actor(
+    request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+) -> audit.Actor:
+    """The console menu, known by the token the API wrote for it at start (services.console_token)."""
+    presented = credentials.credentials if credentials is not None else None
+    if not console_token.matches(presented, getattr(request.app.state, "console_token", None)):
+        raise Unauthorized(
+            "this is the console menu's route: it needs the token the API wrote for the console"
+        )
+    return audit.Actor(username="console", source="console")
+
+
+ConsoleActorDep = Annotated[audit.Actor, Depends(get_console_actor)]
 
 
 def get_app_settings(request: Request) -> Settings:

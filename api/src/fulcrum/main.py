@@ -53,6 +53,7 @@ from fulcrum.routers import (
 )
 from fulcrum.routers.one_writer import one_writer
 from fulcrum.routers.params import DEFAULT_MAX_BODY
+from fulcrum.services import console_token
 from fulcrum.services import revisions as revision_service
 from fulcrum.services.auth import TokenUsage
 from fulcrum.services.dataplane import make_applier
@@ -81,6 +82,8 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         assert settings.database_url is not None
         await asyncio.to_thread(migrate.upgrade, settings.database_url)
         protect_database_file(settings.database_url)
+        assert settings.console_token_file is not None
+        app.state.console_token = console_token.issue(settings.console_token_file)
         engine = make_engine(settings.database_url)
         app.state.sessionmaker = make_sessionmaker(engine)
         app.state.applier = applier or make_applier(settings)

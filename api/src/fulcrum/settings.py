@@ -106,6 +106,8 @@ class Settings(BaseSettings):
 
     # The console menu's password protection (services/console_access.py): present means on.
     console_password_file: Path | None = None  # default: data_dir / "console-password"
+    # The console menu's token for the API (services/console_token.py), new at every start.
+    console_token_file: Path | None = None  # default: data_dir / "console-token"
 
     # A/B firmware (RAUC): the system configuration names the compatible string, the keyring and
     # the slots. A node without it is not an A/B system (the lab, tests), and the firmware API says so.
@@ -132,6 +134,7 @@ class Settings(BaseSettings):
         self.keepalived_pidfile = self.keepalived_pidfile or state / "keepalived.pid"
         self.maintenance_file = self.maintenance_file or state / "maintenance"
         self.console_password_file = self.console_password_file or self.data_dir / "console-password"
+        self.console_token_file = self.console_token_file or self.data_dir / "console-token"
         self.firmware_dir = self.firmware_dir or self.data_dir / "firmware"
         if self.database_url is None:
             self.database_url = f"sqlite:///{self.data_dir / 'fulcrum.db'}"

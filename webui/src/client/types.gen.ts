@@ -716,6 +716,45 @@ export type ConsoleAccessUpdate = {
 };
 
 /**
+ * ConsoleManagementChange
+ *
+ * The console menu's "Set the management address": IPv4 on the management interface.
+ */
+export type ConsoleManagementChange = {
+    /**
+     * Address
+     */
+    address?: string | null;
+    /**
+     * Dhcp
+     */
+    dhcp?: boolean;
+    /**
+     * Dns
+     */
+    dns?: Array<string | string>;
+    /**
+     * Gateway
+     */
+    gateway?: string | null;
+    /**
+     * Mac
+     */
+    mac?: string | null;
+};
+
+/**
+ * ConsoleManagementResult
+ */
+export type ConsoleManagementResult = {
+    /**
+     * Interface
+     */
+    interface: string;
+    revision: RevisionRead;
+};
+
+/**
  * CsrRead
  */
 export type CsrRead = {
@@ -6469,6 +6508,55 @@ export type NodePutConsoleAccessResponses = {
 };
 
 export type NodePutConsoleAccessResponse = NodePutConsoleAccessResponses[keyof NodePutConsoleAccessResponses];
+
+export type NodePutConsoleManagementData = {
+    body: ConsoleManagementChange;
+    path?: never;
+    query?: never;
+    url: '/api/v1/node/console/management';
+};
+
+export type NodePutConsoleManagementErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not the console menu's token
+     */
+    401: unknown;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * Nothing to commit, a confirmation is pending, applying failed and was rolled back, or this node is a standby (code standby_read_only)
+     */
+    409: unknown;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
+     * keepalived or nft rejected the rendered configuration; nothing changed
+     */
+    422: unknown;
+    /**
+     * The data disk is full (cause disk_full): nothing was applied or recorded
+     */
+    507: unknown;
+};
+
+export type NodePutConsoleManagementError = NodePutConsoleManagementErrors[keyof NodePutConsoleManagementErrors];
+
+export type NodePutConsoleManagementResponses = {
+    /**
+     * Successful Response
+     */
+    200: ConsoleManagementResult;
+};
+
+export type NodePutConsoleManagementResponse = NodePutConsoleManagementResponses[keyof NodePutConsoleManagementResponses];
 
 export type RevisionsListRevisionsData = {
     body?: never;

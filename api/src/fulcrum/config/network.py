@@ -24,7 +24,8 @@ MacAddress = Annotated[
     str, StringConstraints(pattern=r"^[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){5}$", to_lower=True)
 ]
 # The static host name: one DNS label (the kernel's nodename is at most 64 characters).
-HostLabel = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")]
+HOST_LABEL_PATTERN = r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$"
+HostLabel = Annotated[str, StringConstraints(pattern=HOST_LABEL_PATTERN)]
 # A DNS domain without the root's trailing dot: search domains and NTP server names.
 DOMAIN_PATTERN = (
     r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
@@ -36,6 +37,7 @@ Mtu = Annotated[int, Field(ge=576, le=9216), JsonInteger]
 RouteTable = Annotated[int, Field(ge=1, le=252), JsonInteger]
 
 MANAGEMENT_DEFAULT = "mgmt"
+NTP_SERVERS_MAX = 8
 
 ROUND_ROBIN_REASON = (
     "balance-rr sends the packets of one flow round robin over every member, so links of different "
@@ -133,7 +135,7 @@ class NetworkConfig(Strict):
     dns_servers: list[IPAddress] = Field(default_factory=list, max_length=8)
     search_domains: list[Domain] = Field(default_factory=list, max_length=8)
     ntp_servers: list[Annotated[str, StringConstraints(pattern=DOMAIN_PATTERN, max_length=253)]] = Field(
-        default_factory=list, max_length=8
+        default_factory=list, max_length=NTP_SERVERS_MAX
     )
 
     def interfaces(self) -> Iterator[tuple[str, Addressing]]:

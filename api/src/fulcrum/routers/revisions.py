@@ -22,7 +22,7 @@ from fulcrum.services import revisions
 
 router = APIRouter(tags=["revisions"])
 
-_APPLY_ERRORS: dict[int | str, dict[str, Any]] = {
+APPLY_ERRORS: dict[int | str, dict[str, Any]] = {
     409: {
         "description": "Nothing to commit, a confirmation is pending, applying failed and was rolled back, "
         "or this node is a standby (code standby_read_only)"
@@ -53,7 +53,7 @@ def list_revisions(
     "/revisions",
     status_code=status.HTTP_201_CREATED,
     summary="Commit the candidate: validate, apply, read back",
-    responses=_APPLY_ERRORS,
+    responses=APPLY_ERRORS,
 )
 @node_local_commit
 def commit(
@@ -96,7 +96,7 @@ def get_revision(number: RevisionNumber, session: SessionDep, _: Viewer) -> Revi
     "/revisions/{number}/rollback",
     status_code=status.HTTP_201_CREATED,
     summary="Commit revision N's configuration again as a new revision",
-    responses={**_APPLY_ERRORS, **_NOT_FOUND},
+    responses={**APPLY_ERRORS, **_NOT_FOUND},
 )
 def rollback(
     _lock: CommitLock,

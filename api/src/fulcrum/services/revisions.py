@@ -142,6 +142,7 @@ def commit(
     rollback_of: int | None = None,
     supersedes: Revision | None = None,
     lineage: str | None = None,
+    candidate_follows: bool = True,
 ) -> Revision:
     """Apply the candidate (or `snapshot`) as the next revision. The caller holds `commit_lock`.
 
@@ -151,7 +152,8 @@ def commit(
     revision, raised as ApplyFailed and recorded as an `apply.failed` event (for the alerts); the
     engine has restored the previous configuration. A data disk without room for the commit raises
     DiskFull (507) before anything is applied; rendered files that find it full, ApplyDiskFull.
-    Applying an explicit `snapshot` (a rollback) also makes it the candidate, once it applied.
+    Applying an explicit `snapshot` (a rollback) also makes it the candidate, once it applied,
+    unless `candidate_follows` is False (the caller has put its change into the candidate itself).
     `lineage` is given for a revision replicated from the HA peer: it continues the peer's history.
     """
     explicit = snapshot is not None
@@ -206,7 +208,7 @@ def commit(
         )
     if superseded is not None:
         get_revision(session, superseded).state = RevisionState.REVERTED.value
-    if explicit and result.ok:
+    if explicit and candidate_follows and result.ok:
         load_snapshot(session, snapshot)
     revision = Revision(
         number=number,

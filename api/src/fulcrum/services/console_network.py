@@ -1,0 +1,266 @@
+"""The console menu's "management address", through the network model and the engine.
+
+The console (tty1, serial) is where an admin goes when the dashboard cannot be reached, so its
+change must win over whatever configures the management interface. It used to write a networkd
+file of its own, which the managed network's files outrank: once the dashboard had taken the
+network over, the console's change silently did nothing. Now the console asks the API (over
+loopback, with the console token, services.console_token) and the change is made to the model:
+
+- the network is managed: the management interface's IPv4 addressing, the IPv4 default gateway
+  and the DNS servers change; nothing else does;
+- it is not managed yet: it is taken over from the kernel first, the way the dashboard's take-over
+  reads it (webui/src/lib/network.ts, takeOverFrom), the management interface being the NIC the
+  console names by its MAC address.
+
+It is committed at once as a revision of its own: the running configuration with this network, so
+uncommitted edits in the candidate are neither applied nor lost (the candidate gets the same
+network). The operator at the console answered "yes" to the change, and the console does not
+depend on the address it changes, so the commit is confirmed at once rather than left to the
+management move's commit-confirmed deadline.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import socket
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from fulcrum.apply.client import Applier
+from fulcrum.config.network import DOMAIN_PATTERN, HOST_LABEL_PATTERN, NTP_SERVERS_MAX, NetworkConfig
+from fulcrum.config.snapshot import ConfigSnapshot
+from fulcrum.dataplane import links
+from fulcrum.dataplane.nics import KernelNic, read_nics
+from fulcrum.errors import ConfigInvalid, Unavailable
+from fulcrum.models import Revision, RevisionState
+from fulcrum.render.network import TIMESYNCD
+from fulcrum.schemas.console import ConsoleManagementChange
+from fulcrum.services import audit, revisions
+from fulcrum.services.candidate import network_settings, store_network
+from fulcrum.services.events import EventRecorder
+from fulcrum.services.validation import validated
+
+MAIN_TABLE = 254
+HOST_LABEL, DOMAIN = re.compile(HOST_LABEL_PATTERN), re.compile(DOMAIN_PATTERN)
+# Routes someone configured (by hand, the console, a static configuration), not those the kernel
+# derives from addresses or that DHCP and router advertisements bring.
+_CONFIGURED_ROUTE = frozenset({"boot", "static"})
+
+
+def change_management_address(
+    session: Session,
+    actor: audit.Actor,
+    applier: Applier,
+    events: EventRecorder,
+    change: ConsoleManagementChange,
+    network_dir: Path | None,
+) -> tuple[Revision, str]:
+    """Commit the change; the revision (confirmed) and the management interface's name."""
+    _check_answers(change)
+    current = network_settings(session)
+    base = (
+        NetworkConfig.model_validate(current) if current is not None else take_over(change.mac, network_dir)
+    )
+    try:
+        network = validated(lambda: with_management_address(base, change))
+    except ConfigInvalid as exc:
+        raise ConfigInvalid([_as_console_field(error) for error in exc.errors]) from exc
+    running = revisions.snapshot_of(revisions.running(session)) or ConfigSnapshot()
+    # Validated whole: the rules between the network and the rest (a VIP group's interface, the
+    # sync interface's address) hold for the running configuration with this network too.
+    document = {**running.model_dump(mode="json"), "network": network.model_dump(mode="json")}
+    snapshot = validated(lambda: ConfigSnapshot.model_validate(document))
+    summary = (
+        "DHCP" if change.dhcp else f"{change.address}" + (f" via {change.gateway}" if change.gateway else "")
+    )
+    revision = revisions.commit(
+        session,
+        actor,
+        applier,
+        events,
+        f"console: management address of {network.management_interface} set to {summary}",
+        None,
+        snapshot=snapshot,
+        candidate_follows=False,
+    )
+    # Into the candidate only now: the commit ends the request's transaction before it applies,
+    # and a commit that failed leaves the candidate as it was.
+    store_network(session, network)
+    audit.record(
+        session,
+        actor,
+        "network.update",
+        network.hostname,
+        {"before": current, "after": network.model_dump(mode="json")},
+    )
+    if revision.state == RevisionState.AWAITING_CONFIRM.value:
+        revision = revisions.confirm(session, actor, revision.number)
+    return revision, network.management_interface
+
+
+def with_management_address(network: NetworkConfig, change: ConsoleManagementChange) -> NetworkConfig:
+    """`network` with the management interface's IPv4 addressing, gateway and DNS as the console set
+    them (its IPv6 addresses, every other interface and route unchanged). Raises ValidationError."""
+    name = network.management_interface
+    document: dict[str, Any] = network.model_dump(mode="json")
+    found = False
+    for kind in ("nics", "bonds", "vlans"):
+        for interface in document[kind]:
+            if interface["name"] == name:
+                found = True
+                ipv6 = [a for a in interface["addresses"] if ":" in a]
+                interface["addresses"] = ipv6 if change.dhcp else [str(change.address), *ipv6]
+                interface["dhcp4"] = change.dhcp
+                interface["enabled"] = True
+    if not found:
+        raise ConfigInvalid(
+            [_error(["body"], f"the management interface {name} is not in this node's network")]
+        )
+    document["gateway4"] = None if change.dhcp or change.gateway is None else str(change.gateway)
+    if not change.dhcp:
+        document["dns_servers"] = [str(server) for server in change.dns]
+    return NetworkConfig.model_validate(document)
+
+
+def take_over(mac: str | None, network_dir: Path | None) -> NetworkConfig:
+    """A first network from what the kernel runs now, managed on the NIC with MAC `mac`; the host
+    name and the NTP servers (`network_dir`'s timesyncd.conf, the image's own) are kept."""
+    if mac is None:
+        raise ConfigInvalid(
+            [
+                _error(
+                    ["body", "mac"],
+                    "this node's network is not managed yet: name the management NIC by its MAC address",
+                )
+            ]
+        )
+    try:
+        nics, routes = read_nics(), links.read_routes()
+    except OSError as exc:
+        raise Unavailable(f"cannot read this node's interfaces: {exc}") from exc
+    management = next(
+        (nic for nic in nics if nic.kind == "physical" and nic.mac.lower() == mac.lower()), None
+    )
+    if management is None:
+        raise ConfigInvalid(
+            [_error(["body", "mac"], f"no network interface of this node has the MAC address {mac}")]
+        )
+    document = taken_over(nics, routes, management.name) | kept_settings(network_dir)
+    return validated(lambda: NetworkConfig.model_validate(document))
+
+
+def kept_settings(network_dir: Path | None) -> dict[str, Any]:
+    """What a take-over keeps beyond the kernel's interfaces: the host name, and the NTP servers
+    timesyncd uses now (a take-over without them would stop the clock's synchronisation)."""
+    kept: dict[str, Any] = {}
+    hostname = socket.gethostname()
+    if HOST_LABEL.fullmatch(hostname):
+        kept["hostname"] = hostname
+    try:
+        text = (network_dir / TIMESYNCD).read_text() if network_dir is not None else ""
+    except OSError:
+        text = ""
+    servers = [
+        server
+        for line in text.splitlines()
+        if line.strip().startswith("NTP=")
+        for server in line.split("=", 1)[1].split()
+        if DOMAIN.fullmatch(server)
+    ]
+    if servers:
+        kept["ntp_servers"] = servers[:NTP_SERVERS_MAX]
+    return kept
+
+
+def taken_over(nics: list[KernelNic], routes: list[links.Route], management: str) -> dict[str, Any]:
+    """The network document of takeOverFrom (webui/src/lib/network.ts) for these interfaces and
+    routes: each NIC with the addresses it has (static ones as they are, those with a lifetime as
+    DHCPv4 or SLAAC), each bond with its members, the configured routes and default gateways."""
+
+    def addressed(nic: KernelNic) -> dict[str, Any]:
+        dynamic = set(nic.dynamic_addresses)
+        found = [a for a in nic.prefixed_addresses if not ipaddress.ip_interface(a).ip.is_link_local]
+        return {
+            "addresses": [a for a in found if a not in dynamic],
+            "dhcp4": any(a in dynamic and ":" not in a for a in found),
+            "ipv6_autoconf": any(a in dynamic and ":" in a for a in found),
+        }
+
+    physical = [
+        {"name": n.name, "mac": n.mac, **({} if n.bond_master else addressed(n))}
+        for n in nics
+        if n.kind == "physical"
+    ]
+    bonds = [
+        {"name": n.name, "members": n.bond_members, **addressed(n)}
+        for n in nics
+        if n.kind == "bond" and n.bond_members
+    ]
+    configured = [
+        r
+        for r in routes
+        if r.gateway is not None
+        and r.protocol in _CONFIGURED_ROUTE
+        and not ipaddress.ip_address(r.gateway).is_link_local
+    ]
+
+    def gateway(default: str) -> str | None:
+        return next(
+            (r.gateway for r in configured if r.table == MAIN_TABLE and r.destination == default), None
+        )
+
+    static_routes = [
+        {"destination": r.destination, "gateway": r.gateway}
+        | ({"table": r.table} if r.table != MAIN_TABLE else {})
+        | ({"metric": r.metric} if r.metric is not None else {})
+        for r in configured
+        if r.table != MAIN_TABLE or r.destination not in ("0.0.0.0/0", "::/0")
+    ]
+    return {
+        "management_interface": management,
+        "nics": physical,
+        "bonds": bonds,
+        "routes": static_routes,
+        "gateway4": gateway("0.0.0.0/0"),
+        "gateway6": gateway("::/0"),
+    }
+
+
+def _check_answers(change: ConsoleManagementChange) -> None:
+    if change.dhcp:
+        given = [field for field in ("address", "gateway") if getattr(change, field) is not None]
+        given += ["dns"] if change.dns else []
+        if given:
+            raise ConfigInvalid(
+                [_error(["body", field], "DHCP brings this; leave it out") for field in given]
+            )
+    elif change.address is None:
+        raise ConfigInvalid([_error(["body", "address"], "a static management address needs one")])
+    elif change.address.network.prefixlen < 32 and change.address.ip in (
+        change.address.network.network_address,
+        change.address.network.broadcast_address,
+    ):
+        raise ConfigInvalid(
+            [
+                _error(
+                    ["body", "address"],
+                    f"{change.address.ip} is the network or broadcast address of {change.address.network}",
+                )
+            ]
+        )
+
+
+# Where an error in the network the console's answers make belongs, among those answers.
+_CONSOLE_FIELDS = {"gateway4": "gateway", "dns_servers": "dns", "addresses": "address", "dhcp4": "dhcp"}
+
+
+def _as_console_field(error: dict[str, Any]) -> dict[str, Any]:
+    field = next((_CONSOLE_FIELDS[part] for part in error["loc"] if part in _CONSOLE_FIELDS), None)
+    return {**error, "loc": ["body", field] if field else error["loc"]}
+
+
+def _error(loc: list[str | int], msg: str) -> dict[str, Any]:
+    return {"loc": loc, "msg": msg, "type": "value_error"}
