@@ -111,8 +111,9 @@ def test_a_managed_network_changes_its_management_ipv4_only_and_pending_edits_st
     before = client.get("/api/v1/network").json()
     first = client.post("/api/v1/revisions", json={"message": "network", "confirm_within": 60}).json()
     assert client.post(f"/api/v1/revisions/{first['number']}/confirm").status_code == 200
-    # An edit the admin has not committed: the console's revision neither applies nor drops it.
+    # Edits the admin has not committed: the console's revision neither applies nor drops them.
     assert client.post("/api/v1/services", json=WEB).status_code == 201
+    assert client.put("/api/v1/network", json={**managed, "ntp_servers": ["ntp.example.net"]}).status_code == 200
 
     answer = set_address(client, address="198.51.100.7/24", gateway="198.51.100.1", dns=["198.51.100.53"])
     assert answer.status_code == 200, answer.text
@@ -125,7 +126,7 @@ def test_a_managed_network_changes_its_management_ipv4_only_and_pending_edits_st
     expected |= {"gateway4": "198.51.100.1", "dns_servers": ["198.51.100.53"]}
     network = applied["network"]
     assert network == expected
-    assert client.get("/api/v1/network").json() == network
+    assert client.get("/api/v1/network").json() == {**network, "ntp_servers": ["ntp.example.net"]}
     pending = client.get("/api/v1/changes").json()
     assert pending["has_changes"] is True and [s["name"] for s in client.get("/api/v1/services").json()["data"]] == ["web"]
 

@@ -6,21 +6,23 @@ file of its own, which the managed network's files outrank: once the dashboard h
 network over, the console's change silently did nothing. Now the console asks the API (over
 loopback, with the console token, services.console_token) and the change is made to the model:
 
-- the network is managed: the management interface's IPv4 addressing, the IPv4 default gateway
-  and the DNS servers change; nothing else does;
+- the network is managed (in the running revision): the management interface's IPv4 addressing,
+  the IPv4 default gateway and the DNS servers change; nothing else does;
 - it is not managed yet: it is taken over from the kernel first, the way the dashboard's take-over
   reads it (webui/src/lib/network.ts, takeOverFrom), the management interface being the NIC the
   console names by its MAC address.
 
-It is committed at once as a revision of its own: the running configuration with this network, so
-uncommitted edits in the candidate are neither applied nor lost (the candidate gets the same
-network). The operator at the console answered "yes" to the change, and the console does not
-depend on the address it changes, so the commit is confirmed at once rather than left to the
-management move's commit-confirmed deadline.
+It is committed at once as a revision of its own: the running configuration with the running
+network so changed, so uncommitted edits in the candidate are neither applied nor lost (the
+candidate's network gets the same change on top of its own pending edits). The operator at the
+console answered "yes" to the change, and the console does not depend on the address it changes,
+so the commit is confirmed at once rather than left to the management move's commit-confirmed
+deadline.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import re
 import socket
@@ -60,15 +62,9 @@ def change_management_address(
 ) -> tuple[Revision, str]:
     """Commit the change; the revision (confirmed) and the management interface's name."""
     _check_answers(change)
-    current = network_settings(session)
-    base = (
-        NetworkConfig.model_validate(current) if current is not None else take_over(change.mac, network_dir)
-    )
-    try:
-        network = validated(lambda: with_management_address(base, change))
-    except ConfigInvalid as exc:
-        raise ConfigInvalid([_as_console_field(error) for error in exc.errors]) from exc
     running = revisions.snapshot_of(revisions.running(session)) or ConfigSnapshot()
+    base = running.network or take_over(change.mac, network_dir)
+    network = _with_console_fields(base, change)
     # Validated whole: the rules between the network and the rest (a VIP group's interface, the
     # sync interface's address) hold for the running configuration with this network too.
     document = {**running.model_dump(mode="json"), "network": network.model_dump(mode="json")}
@@ -87,18 +83,32 @@ def change_management_address(
         candidate_follows=False,
     )
     # Into the candidate only now: the commit ends the request's transaction before it applies,
-    # and a commit that failed leaves the candidate as it was.
-    store_network(session, network)
+    # and a commit that failed leaves the candidate as it was. The network's own uncommitted edits
+    # stay pending with the console's change on top, unless the two do not fit together.
+    current = network_settings(session)
+    candidate = network
+    if current is not None and current != network.model_dump(mode="json"):
+        with contextlib.suppress(ConfigInvalid):
+            candidate = _with_console_fields(NetworkConfig.model_validate(current), change)
+    store_network(session, candidate)
     audit.record(
         session,
         actor,
         "network.update",
-        network.hostname,
-        {"before": current, "after": network.model_dump(mode="json")},
+        candidate.hostname,
+        {"before": current, "after": candidate.model_dump(mode="json")},
     )
     if revision.state == RevisionState.AWAITING_CONFIRM.value:
         revision = revisions.confirm(session, actor, revision.number)
     return revision, network.management_interface
+
+
+def _with_console_fields(network: NetworkConfig, change: ConsoleManagementChange) -> NetworkConfig:
+    """with_management_address, its errors located at the console's own fields."""
+    try:
+        return validated(lambda: with_management_address(network, change))
+    except ConfigInvalid as exc:
+        raise ConfigInvalid([_as_console_field(error) for error in exc.errors]) from exc
 
 
 def with_management_address(network: NetworkConfig, change: ConsoleManagementChange) -> NetworkConfig:
