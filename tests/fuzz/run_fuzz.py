@@ -92,7 +92,6 @@ def run(max_examples: int, report_dir: Path, extra: list[str]) -> int:
             command = [
                 str(Path(sys.executable).with_name("schemathesis")), "run", f"{base}/openapi.json",
                 "--url", f"http://127.0.0.1:{port}",
-                "-H", f"Authorization: Bearer {token}",
                 "--checks", "all",
                 # Not positive_data_acceptance: it expects every schema-valid request to succeed,
                 # and this API has rules across fields and objects that OpenAPI cannot state (a
@@ -112,7 +111,8 @@ def run(max_examples: int, report_dir: Path, extra: list[str]) -> int:
                 *extra,
             ]
             env = {**os.environ, "SCHEMATHESIS_HOOKS": "fuzz_hooks", "PYTHONPATH": str(HERE),
-                   "FULCRUM_FUZZ_USER_ID": user_id, "FULCRUM_FUZZ_TOKEN_ID": token_id}
+                   "FULCRUM_FUZZ_USER_ID": user_id, "FULCRUM_FUZZ_TOKEN_ID": token_id, "FULCRUM_FUZZ_ADMIN_TOKEN": token,
+                   "FULCRUM_FUZZ_CONSOLE_TOKEN": (Path(temp) / "console-token").read_text().strip()}
             result = subprocess.run(command, env=env, check=False)
             # The fuzzer must still be itself at the end, or the later checks proved nothing.
             me = httpx.get(f"{base}/auth/me", headers={"Authorization": f"Bearer {token}"}, timeout=30)
