@@ -30,24 +30,18 @@ def filter_case(context, case) -> bool:  # type: ignore[no-untyped-def]
     return True
 
 
+def _bearer(token: str) -> type:
+    """An auth provider that sends `token` as the bearer."""
 
-def _bearer(case, token: str) -> None:  # type: ignore[no-untyped-def]
-    case.headers = {**(case.headers or {}), "Authorization": f"Bearer {token}"}
+    class Bearer:
+        def get(self, case, ctx) -> str:  # type: ignore[no-untyped-def]
+            return token
+
+        def set(self, case, data: str, ctx) -> None:  # type: ignore[no-untyped-def]
+            case.headers = {**(case.headers or {}), "Authorization": f"Bearer {data}"}
+
+    return Bearer
 
 
-@schemathesis.auth(refresh_interval=None).apply_to(path_regex=CONSOLE_ROUTE)
-class ConsoleToken:
-    def get(self, case, ctx) -> str:  # type: ignore[no-untyped-def]
-        return CONSOLE_TOKEN
-
-    def set(self, case, data: str, ctx) -> None:  # type: ignore[no-untyped-def]
-        _bearer(case, data)
-
-
-@schemathesis.auth(refresh_interval=None).skip_for(path_regex=CONSOLE_ROUTE)
-class AdminToken:
-    def get(self, case, ctx) -> str:  # type: ignore[no-untyped-def]
-        return ADMIN_TOKEN
-
-    def set(self, case, data: str, ctx) -> None:  # type: ignore[no-untyped-def]
-        _bearer(case, data)
+schemathesis.auth(refresh_interval=None).apply_to(path_regex=CONSOLE_ROUTE)(_bearer(CONSOLE_TOKEN))
+schemathesis.auth(refresh_interval=None).skip_for(path_regex=CONSOLE_ROUTE)(_bearer(ADMIN_TOKEN))
