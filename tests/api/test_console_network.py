@@ -18,11 +18,13 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
 
 from apitest import WEB, errors
 from fulcrum.dataplane import links
 from fulcrum.dataplane.nics import KernelNic
 from fulcrum.services import console_network
+from fulcrum.services import network as network_service
 
 ROUTE = "/api/v1/node/console/management"
 MGMT_MAC, DATA_MAC = "52:54:00:12:34:01", "52:54:00:12:34:02"
@@ -157,11 +159,13 @@ def test_each_mistake_is_named_at_the_consoles_field_and_changes_nothing(client:
     assert client.get("/api/v1/revisions").json()["count"] == 0
 
 
-def test_a_take_over_keeps_the_host_name_and_the_ntp_servers_timesyncd_uses(tmp_path: Path) -> None:
+def test_a_take_over_keeps_the_host_name_and_the_ntp_servers_timesyncd_uses(tmp_path: Path, session: Session) -> None:
     (tmp_path / "timesyncd.conf").write_text(
         "[Time]\nNTP=0.debian.pool.ntp.org 192.0.2.123 bad;name\nFallbackNTP=time.example.net\n"
     )
     kept = console_network.kept_settings(tmp_path)
     assert kept["ntp_servers"] == ["0.debian.pool.ntp.org", "192.0.2.123"]
+    # The clock shows the same while the network is not managed (the dashboard's take-over keeps them).
+    assert network_service.clock(session, tmp_path).ntp_servers == kept["ntp_servers"]
     assert kept.get("hostname") == (socket.gethostname() if console_network.HOST_LABEL.fullmatch(socket.gethostname()) else None)
     assert "ntp_servers" not in console_network.kept_settings(tmp_path / "absent")

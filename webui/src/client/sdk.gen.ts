@@ -590,7 +590,7 @@ export const networkPutNetwork = <ThrowOnError extends boolean = true>(options: 
 });
 
 /**
- * The system clock's synchronisation as the kernel has it, and the NTP servers configured
+ * The system clock's synchronisation as the kernel has it, and the NTP servers it uses
  */
 export const networkGetClock = <ThrowOnError extends boolean = true>(options?: Options<NetworkGetClockData, ThrowOnError>) => (options?.client ?? client).get<NetworkGetClockResponses, NetworkGetClockErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

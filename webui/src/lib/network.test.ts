@@ -92,6 +92,9 @@ describe('takeOverFrom', () => {
     expect(taken.management_interface).toBe('eth0');
     // Reached at the bond's address: the bond manages.
     expect(takeOverFrom(interfaces, [], '10.0.0.2').management_interface).toBe('bond0');
+    // The NTP servers the clock uses now are kept; none known, none set.
+    expect(taken.ntp_servers).toEqual([]);
+    expect(takeOverFrom(interfaces, [], '127.0.0.1', ['0.debian.pool.ntp.org']).ntp_servers).toEqual(['0.debian.pool.ntp.org']);
   });
 });
 

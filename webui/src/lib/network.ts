@@ -151,10 +151,16 @@ export const isDefaultRoute = (r: KernelRoute) => r.destination === '0.0.0.0/0' 
  * addresses it has (static ones as they are, those with a lifetime as DHCPv4 or SLAAC), each bond
  * with its members, the main table's default gateways and the other configured routes. The
  * management interface is the one that holds `dashboardHost` (the address this page was opened
- * at), else the first NIC with an address. Bond modes and VLANs are not in the kernel's list: the
- * admin checks them before saving.
+ * at), else the first NIC with an address. The NTP servers the clock uses now are kept (the image's
+ * own, from GET /network/clock): without them a take-over would stop the clock's synchronisation.
+ * Bond modes and VLANs are not in the kernel's list: the admin checks them before saving.
  */
-export function takeOverFrom(interfaces: KernelInterface[], routes: KernelRoute[], dashboardHost: string): NetworkConfig {
+export function takeOverFrom(
+  interfaces: KernelInterface[],
+  routes: KernelRoute[],
+  dashboardHost: string,
+  ntpServers: string[] = [],
+): NetworkConfig {
   const addressed = (i: KernelInterface): Pick<Nic, 'addresses' | 'dhcp4' | 'ipv6_autoconf'> => {
     const global = i.prefixed_addresses.filter((a) => !IPV6_LINK_LOCAL.test(a));
     const dynamic = new Set(i.dynamic_addresses);
@@ -200,6 +206,7 @@ export function takeOverFrom(interfaces: KernelInterface[], routes: KernelRoute[
     routes: staticRoutes,
     gateway4: gateway('0.0.0.0/0'),
     gateway6: gateway('::/0'),
+    ntp_servers: ntpServers,
   };
 }
 

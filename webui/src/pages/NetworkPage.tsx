@@ -21,6 +21,7 @@ export default function NetworkPage() {
   const network = useQuery(networkQuery());
   const interfaces = useQuery(interfacesQuery());
   const routes = useQuery(kernelRoutesQuery());
+  const clock = useQuery(clockQuery());
   const canEdit = useCan('editNetwork');
   const [editing, setEditing] = useState<NetworkConfig | null>(null);
   const [saved, setSaved] = useState(false);
@@ -69,7 +70,11 @@ export default function NetworkPage() {
             <Unmanaged
               canEdit={canEdit}
               ready={!!interfaces.data && !!routes.data}
-              onTakeOver={() => setEditing(takeOverFrom(interfaces.data ?? [], routes.data ?? [], window.location.hostname))}
+              onTakeOver={() =>
+                setEditing(
+                  takeOverFrom(interfaces.data ?? [], routes.data ?? [], window.location.hostname, clock.data?.ntp_servers),
+                )
+              }
             />
           )}
         </>

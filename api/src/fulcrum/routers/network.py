@@ -8,7 +8,7 @@ from fastapi import APIRouter, Path, status
 
 from fulcrum.config.types import InterfaceName
 from fulcrum.db import SessionDep
-from fulcrum.deps import ActorDep, Admin, Viewer
+from fulcrum.deps import ActorDep, Admin, SettingsDep, Viewer
 from fulcrum.openapi import NOT_FOUND, error
 from fulcrum.routers.one_writer import any_node
 from fulcrum.schemas.network import ClockStatus, KernelInterface, KernelRoute, NetworkSettings
@@ -45,11 +45,11 @@ def delete_network(session: SessionDep, _: Admin, actor: ActorDep) -> None:
 
 @router.get(
     "/clock",
-    summary="The system clock's synchronisation as the kernel has it, and the NTP servers configured",
+    summary="The system clock's synchronisation as the kernel has it, and the NTP servers it uses",
     responses={503: error("This node's clock cannot be read now")},
 )
-def get_clock(session: SessionDep, _: Viewer) -> ClockStatus:
-    return network.clock(session)
+def get_clock(session: SessionDep, settings: SettingsDep, _: Viewer) -> ClockStatus:
+    return network.clock(session, settings.network_dir)
 
 
 @router.get(

@@ -48,4 +48,5 @@ class ClockStatus(BaseModel):
     offset_us: float  # the last offset from the time source that the kernel is slewing away
     max_error_us: int
     estimated_error_us: int
-    ntp_servers: list[str]  # from the managed network; empty: not managed or none configured
+    # The managed network's; while it is not managed, those of timesyncd's configuration (the image's).
+    ntp_servers: list[str]

@@ -32,21 +32,21 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from fulcrum.apply.client import Applier
-from fulcrum.config.network import DOMAIN_PATTERN, HOST_LABEL_PATTERN, NTP_SERVERS_MAX, NetworkConfig
+from fulcrum.config.network import HOST_LABEL_PATTERN, NetworkConfig
 from fulcrum.config.snapshot import ConfigSnapshot
 from fulcrum.dataplane import links
 from fulcrum.dataplane.nics import KernelNic, read_nics
 from fulcrum.errors import ConfigInvalid, Unavailable
 from fulcrum.models import Revision, RevisionState
-from fulcrum.render.network import TIMESYNCD
 from fulcrum.schemas.console import ConsoleManagementChange
 from fulcrum.services import audit, revisions
 from fulcrum.services.candidate import network_settings, store_network
 from fulcrum.services.events import EventRecorder
+from fulcrum.services.network import ntp_servers_in_use
 from fulcrum.services.validation import validated
 
 MAIN_TABLE = 254
-HOST_LABEL, DOMAIN = re.compile(HOST_LABEL_PATTERN), re.compile(DOMAIN_PATTERN)
+HOST_LABEL = re.compile(HOST_LABEL_PATTERN)
 # Routes someone configured (by hand, the console, a static configuration), not those the kernel
 # derives from addresses or that DHCP and router advertisements bring.
 _CONFIGURED_ROUTE = frozenset({"boot", "static"})
@@ -169,19 +169,9 @@ def kept_settings(network_dir: Path | None) -> dict[str, Any]:
     hostname = socket.gethostname()
     if HOST_LABEL.fullmatch(hostname):
         kept["hostname"] = hostname
-    try:
-        text = (network_dir / TIMESYNCD).read_text() if network_dir is not None else ""
-    except OSError:
-        text = ""
-    servers = [
-        server
-        for line in text.splitlines()
-        if line.strip().startswith("NTP=")
-        for server in line.split("=", 1)[1].split()
-        if DOMAIN.fullmatch(server)
-    ]
+    servers = ntp_servers_in_use(network_dir)
     if servers:
-        kept["ntp_servers"] = servers[:NTP_SERVERS_MAX]
+        kept["ntp_servers"] = servers
     return kept
 
 

@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
-from fulcrum.config.network import HASHING_MODES, Bond, NetworkConfig, Vlan
+from fulcrum.config.network import DOMAIN_PATTERN, HASHING_MODES, NTP_SERVERS_MAX, Bond, NetworkConfig, Vlan
 from fulcrum.dataplane.clock import read_clock
 from fulcrum.dataplane.links import read_routes
 from fulcrum.dataplane.nics import read_nics
 from fulcrum.errors import ConfigInvalid, NotFound, Unavailable
+from fulcrum.render.network import TIMESYNCD
 from fulcrum.schemas.network import ClockStatus, KernelInterface, KernelRoute
 from fulcrum.services import audit, revisions
 from fulcrum.services.candidate import candidate_snapshot, network_settings, store_network
 from fulcrum.services.validation import validated
 
+_DOMAIN = re.compile(DOMAIN_PATTERN)
 NOT_MANAGED = "this node's network is not managed by Fulcrum yet; PUT /network to take it over"
 
 
@@ -146,7 +150,25 @@ def kernel_interface(session: Session, name: str) -> KernelInterface:
     return found
 
 
-def clock(session: Session) -> ClockStatus:
+def ntp_servers_in_use(network_dir: Path | None) -> list[str]:
+    """The NTP servers of timesyncd's configuration in `network_dir` (the image's own until the
+    network is managed, then the rendered one): what a take-over keeps, and what the clock shows
+    while Fulcrum does not manage the network. Names the model would refuse are left out."""
+    try:
+        text = (network_dir / TIMESYNCD).read_text() if network_dir is not None else ""
+    except OSError:
+        return []
+    servers = [
+        server
+        for line in text.splitlines()
+        if line.strip().startswith("NTP=")
+        for server in line.split("=", 1)[1].split()
+        if _DOMAIN.fullmatch(server)
+    ]
+    return servers[:NTP_SERVERS_MAX]
+
+
+def clock(session: Session, network_dir: Path | None) -> ClockStatus:
     try:
         state = read_clock()
     except OSError as exc:
@@ -158,7 +180,7 @@ def clock(session: Session) -> ClockStatus:
         offset_us=state.offset_us,
         max_error_us=state.max_error_us,
         estimated_error_us=state.estimated_error_us,
-        ntp_servers=network.ntp_servers if network else [],
+        ntp_servers=network.ntp_servers if network else ntp_servers_in_use(network_dir),
     )
 
 
