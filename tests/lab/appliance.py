@@ -17,9 +17,10 @@ demo's qemu port forward) reach the API with plain httpx at 127.0.0.1:PORT, like
 interface kept apart from the data plane, with no proxy process. `listen_ns=` puts the socket
 in another namespace (the LB's own, for instance) instead.
 
-The API process is forked from this one (lab.child) after its modules were imported here once, because the import alone takes a minute in the emulated VM; `preloaded=False` executes a
-fresh `python -m uvicorn --factory fulcrum.main:create_app` instead (the benchmarks measure the
-API's memory, which a forked child would share with this process).
+The API process is forked from this one (lab.child) after its modules were imported here once,
+because the import alone takes a minute in the emulated VM; `preloaded=False` executes a fresh
+`python -m uvicorn --factory fulcrum.main:create_app` instead (the benchmarks measure the API's
+memory, which a forked child would share with this process).
 
 Everything lives in `workdir`: the database, the engine's state directory (keepalived.conf,
 fulcrum.nft, state.json, keepalived's pid files), the notify FIFOs and the API's log.

@@ -12,7 +12,6 @@ not propagate back, sysfs mounted again).
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
 import signal
@@ -21,14 +20,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from lab.netns import enter
-
-_CLONE_NEWNS = 0x00020000
-_MS_RDONLY = 0x1
-_MS_REC = 0x4000
-_MS_SLAVE = 0x80000
-_MNT_DETACH = 0x2
-_libc = ctypes.CDLL(None, use_errno=True)
+from lab.netns import switch_process
 
 # Handlers pytest and its plugins install (pytest-timeout's SIGALRM above all) that a fresh
 # interpreter does not have.
@@ -51,7 +43,7 @@ def fork_into(host, log_path: Path, body: Callable[[], object], *,  # type: igno
     status = 1
     try:
         _become_fresh_process(log, keep_fd, env)
-        _switch_namespace(host)
+        switch_process(host)
         body()
         status = 0
     except SystemExit as exit_:
@@ -94,19 +86,3 @@ def _become_fresh_process(log: int, keep_fd: int | None, env: dict[str, str] | N
         os.environ.clear()
         os.environ.update(env)
 
-
-def _switch_namespace(host) -> None:  # type: ignore[no-untyped-def]
-    """What `ip netns exec NAME` does before it executes the command (iproute2's netns_switch)."""
-    enter(host)  # the child is single-threaded: the whole process moves
-    _check(_libc.unshare(_CLONE_NEWNS), "unshare the mount namespace")
-    _check(_libc.mount(b"", b"/", b"none", _MS_SLAVE | _MS_REC, None), "make / a slave mount")
-    flags = 0
-    if _libc.umount2(b"/sys", _MNT_DETACH) != 0 and os.statvfs("/sys").f_flag & os.ST_RDONLY:
-        flags = _MS_RDONLY  # a read-only sysfs cannot be shadowed by a read-write one
-    _check(_libc.mount(host.name.encode(), b"/sys", b"sysfs", flags, None), "mount the namespace's /sys")
-
-
-def _check(result: int, what: str) -> None:
-    if result != 0:
-        error = ctypes.get_errno()
-        raise OSError(error, f"{what}: {os.strerror(error)}")

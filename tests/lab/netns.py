@@ -18,7 +18,8 @@ from typing import Any
 from lab.cmd import cmd, ns_name
 from lab.defer import defer
 
-_CLONE_NEWNET = 0x40000000
+_CLONE_NEWNET, _CLONE_NEWNS = 0x40000000, 0x00020000
+_MS_RDONLY, _MS_REC, _MS_SLAVE, _MNT_DETACH = 0x1, 0x4000, 0x80000, 0x2
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -78,9 +79,26 @@ def create_namespaces(namespaces: list[NetNS]) -> None:
 def enter(ns) -> None:
     """Move the calling thread into namespace `ns` (the whole process, if it has one thread)."""
     with open(f"/run/netns/{ns_name(ns)}") as handle:
-        if _libc.setns(handle.fileno(), _CLONE_NEWNET) != 0:
-            error = ctypes.get_errno()
-            raise OSError(error, f"setns into {ns_name(ns)}: {os.strerror(error)}")
+        _check(_libc.setns(handle.fileno(), _CLONE_NEWNET), f"setns into {ns_name(ns)}")
+
+
+def switch_process(ns) -> None:
+    """What `ip netns exec NAME` does to the process before it executes the command (iproute2's
+    netns_switch): into namespace `ns`, in a mount namespace of its own whose mounts do not
+    propagate back, with a /sys that shows `ns`'s interfaces. For a single-threaded process."""
+    enter(ns)
+    _check(_libc.unshare(_CLONE_NEWNS), "unshare the mount namespace")
+    _check(_libc.mount(b"", b"/", b"none", _MS_SLAVE | _MS_REC, None), "make / a slave mount")
+    flags = 0
+    if _libc.umount2(b"/sys", _MNT_DETACH) != 0 and os.statvfs("/sys").f_flag & os.ST_RDONLY:
+        flags = _MS_RDONLY  # a read-only sysfs cannot be shadowed by a read-write one
+    _check(_libc.mount(ns_name(ns).encode(), b"/sys", b"sysfs", flags, None), "mount the namespace's /sys")
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"{what}: {os.strerror(error)}")
 
 
 def run_in(ns, fn: Callable[..., Any], *args) -> Any:

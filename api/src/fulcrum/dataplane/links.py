@@ -36,6 +36,7 @@ IFF_UP, IFF_RUNNING = 0x1, 0x40
 IFA_F_PERMANENT = 0x80  # added without a lifetime: by hand or a static configuration, not DHCP or SLAAC
 RTA_DST, RTA_OIF, RTA_GATEWAY, RTA_PRIORITY, RTA_TABLE = 1, 4, 5, 6, 15
 RTN_UNICAST = 1
+RT_TABLE_MAIN = 254  # where routes go unless a table is named
 RT_TABLE_LOCAL = 255  # the kernel's own: the node's addresses and broadcasts, never configured
 # Who made a route (rtm_protocol), as `ip route` names them; other numbers are shown as numbers.
 ROUTE_PROTOCOLS = {2: "kernel", 3: "boot", 4: "static", 9: "ra", 16: "dhcp", 186: "bgp", 188: "ospf"}
@@ -111,7 +112,9 @@ def read_routes() -> list[Route]:
         }
         routes = [_route(m, names) for m in _dump(sock, RTM_GETROUTE, 2, RTM_NEWROUTE)]
     found = [route for route in routes if route is not None]
-    return sorted(found, key=lambda r: (r.table != 254, r.table, ":" in r.destination, r.destination))
+    return sorted(
+        found, key=lambda r: (r.table != RT_TABLE_MAIN, r.table, ":" in r.destination, r.destination)
+    )
 
 
 def _route(payload: bytes, names: dict[int, str]) -> Route | None:

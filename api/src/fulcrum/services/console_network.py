@@ -45,7 +45,6 @@ from fulcrum.services.events import EventRecorder
 from fulcrum.services.network import ntp_servers_in_use
 from fulcrum.services.validation import validated
 
-MAIN_TABLE = 254
 HOST_LABEL = re.compile(HOST_LABEL_PATTERN)
 # Routes someone configured (by hand, the console, a static configuration), not those the kernel
 # derives from addresses or that DHCP and router advertisements bring.
@@ -151,9 +150,7 @@ def take_over(mac: str | None, network_dir: Path | None) -> NetworkConfig:
         nics, routes = read_nics(), links.read_routes()
     except OSError as exc:
         raise Unavailable(f"cannot read this node's interfaces: {exc}") from exc
-    management = next(
-        (nic for nic in nics if nic.kind == "physical" and nic.mac.lower() == mac.lower()), None
-    )
+    management = next((nic for nic in nics if nic.kind == "physical" and nic.mac.lower() == mac), None)
     if management is None:
         raise ConfigInvalid(
             [_error(["body", "mac"], f"no network interface of this node has the MAC address {mac}")]
@@ -209,15 +206,16 @@ def taken_over(nics: list[KernelNic], routes: list[links.Route], management: str
 
     def gateway(default: str) -> str | None:
         return next(
-            (r.gateway for r in configured if r.table == MAIN_TABLE and r.destination == default), None
+            (r.gateway for r in configured if r.table == links.RT_TABLE_MAIN and r.destination == default),
+            None,
         )
 
     static_routes = [
         {"destination": r.destination, "gateway": r.gateway}
-        | ({"table": r.table} if r.table != MAIN_TABLE else {})
+        | ({"table": r.table} if r.table != links.RT_TABLE_MAIN else {})
         | ({"metric": r.metric} if r.metric is not None else {})
         for r in configured
-        if r.table != MAIN_TABLE or r.destination not in ("0.0.0.0/0", "::/0")
+        if r.table != links.RT_TABLE_MAIN or r.destination not in ("0.0.0.0/0", "::/0")
     ]
     return {
         "management_interface": management,
