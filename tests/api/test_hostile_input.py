@@ -110,3 +110,36 @@ def test_since_takes_an_iso_time_not_a_timestamp(client: TestClient, since: str)
         assert response.status_code == 422
         assert response.json()["detail"][0]["loc"] == ["query", "since"]
     assert client.get("/api/v1/audit", params={"since": "2026-01-31T12:00:00Z"}).status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/api/v1/peer/config", "/api/v1/backup/restore"])
+def test_a_client_hanging_up_mid_body_gets_a_4xx_not_a_server_error(
+    client: TestClient, path: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An HA peer powered off while it pushes, an upload cancelled: the body never arrives.
+    (A firmware upload on a host that is not an A/B system is refused before its body is read.)"""
+    sent: list[dict] = []
+    headers = [(b"host", b"testserver"), (b"content-type", b"application/octet-stream"), (b"content-length", b"4096")]
+    headers.append((b"authorization", client.headers["Authorization"].encode()))
+    headers.append((b"x-fulcrum-backup-passphrase", b"a backup passphrase"))
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+        "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "", "headers": headers,
+        "client": ("192.0.2.9", 40000), "server": ("testserver", 80),
+    }
+    arrived = iter([{"type": "http.request", "body": b"\x00" * 100, "more_body": True}])
+
+    async def receive() -> dict:
+        return next(arrived, {"type": "http.disconnect"})
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    async def call() -> None:
+        await client.app(scope, receive, send)  # type: ignore[arg-type]
+
+    assert client.portal is not None  # the app's own event loop (the client's lifespan)
+    client.portal.call(call)
+    start = next(message for message in sent if message["type"] == "http.response.start")
+    assert start["status"] == 400, sent
+    assert "Traceback" not in caplog.text and "ClientDisconnect" not in caplog.text, caplog.text

@@ -6,12 +6,14 @@ stays pristine. Every wait has a deadline and says what it was waiting for when 
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import re
 import socket
 import ssl
+import struct
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -22,9 +24,12 @@ from typing import Any
 
 import httpx
 import pexpect
+import ptyprocess
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the lab package
 
+from lab.api_client import ApiClient  # noqa: E402
+from lab.netns import NetNS, run_in  # noqa: E402
 from lab.wait import wait_until  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,6 +50,52 @@ class ApplianceError(AssertionError):
     pass
 
 
+# TUNSETIFF and its flags (linux/if_tun.h): a tap device, frames without a packet-info header.
+_TUNSETIFF, _IFF_TAP, _IFF_NO_PI = 0x400454CA, 0x0002, 0x1000
+
+
+@dataclass(frozen=True)
+class TapNic:
+    """A NIC of the VM on a bridge of the test's own network (tests/image/pair.py), through a tap.
+
+    The tap is made anew at every start, in the bridges' namespace, and qemu holds its only
+    descriptor: when the VM powers off the tap goes and the bridge loses the port, as a switch
+    loses a box that is switched off."""
+
+    switch: NetNS
+    bridge: str
+    tap: str  # its name in the switch namespace, at most 15 characters
+    mac: str
+
+    def open(self) -> int:
+        fd = run_in(self.switch, _open_tap, self.tap)
+        self.switch.ip("link", "set", self.tap, "master", self.bridge, "up")
+        return fd
+
+
+def _open_tap(name: str) -> int:
+    """A new tap named `name` in this thread's network namespace; its descriptor, inheritable."""
+    fd = os.open("/dev/net/tun", os.O_RDWR)
+    try:
+        fcntl.ioctl(fd, _TUNSETIFF, struct.pack("16sH", name.encode(), _IFF_TAP | _IFF_NO_PI))
+    except OSError:
+        os.close(fd)
+        raise
+    os.set_inheritable(fd, True)
+    return fd
+
+
+class _Spawn(pexpect.spawn):  # type: ignore[misc]
+    """pexpect.spawn whose child keeps the given descriptors (ptyprocess closes all others)."""
+
+    def __init__(self, *args: Any, pass_fds: tuple[int, ...] = (), **kwargs: Any):
+        self._pass_fds = pass_fds
+        super().__init__(*args, **kwargs)
+
+    def _spawnpty(self, args: list[str], **kwargs: Any) -> ptyprocess.PtyProcess:
+        return ptyprocess.PtyProcess.spawn(args, pass_fds=self._pass_fds, **kwargs)
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -57,6 +108,8 @@ class Appliance:
     results: Path
     firmware: str = "bios"  # or "uefi" (OVMF)
     extra_nics: int = 0  # NICs after the management one, with carrier and no network behind them
+    tap_nics: tuple[TapNic, ...] = ()  # NICs after those, on the test's bridges
+    label: str = "appliance"  # names its serial log in `results`
     https_port: int = field(default_factory=free_port)
     ssh_port: int = field(default_factory=free_port)
     http_port: int = field(default_factory=free_port)
@@ -65,6 +118,10 @@ class Appliance:
     booted_at: float = 0.0  # when qemu started or the last reboot was asked for
 
     # --- the VM -----------------------------------------------------------------------------
+
+    @property
+    def serial_log_path(self) -> Path:
+        return self.results / f"{self.label}-serial.log"
 
     def start(self) -> None:
         env = dict(
@@ -75,9 +132,31 @@ class Appliance:
             FULCRUM_VM_FIRMWARE=self.firmware,
             FULCRUM_VM_EXTRA_NICS=str(self.extra_nics),
         )
-        self.serial_log = (self.results / "serial.log").open("ab")
+        fds = [nic.open() for nic in self.tap_nics]
+        env["FULCRUM_VM_TAP_NICS"] = " ".join(f"{fd}/{nic.mac}" for fd, nic in zip(fds, self.tap_nics, strict=True))
+        self.serial_log = self.serial_log_path.open("ab")
         self.booted_at = time.monotonic()
-        self.child = pexpect.spawn(str(RUN_VM), [str(self.disk)], env=env, timeout=60, logfile=self.serial_log)
+        try:
+            self.child = _Spawn(
+                str(RUN_VM), [str(self.disk)], env=env, timeout=60, logfile=self.serial_log, pass_fds=tuple(fds)
+            )
+        finally:
+            for fd in fds:  # qemu's copies are the only ones left
+                os.close(fd)
+
+    def power_off(self) -> None:
+        """Pull the plug: qemu's monitor (Ctrl-A c on the serial line) quits, as power fails."""
+        assert self.child is not None
+        self.child.send("\x01c")
+        self.expect("(qemu) ", 30, "qemu's monitor prompt")
+        self.child.send("quit\r")
+        try:
+            self.child.expect(pexpect.EOF, timeout=60)
+        except pexpect.TIMEOUT:
+            raise ApplianceError("qemu did not quit from its monitor") from None
+        self.child.close(force=True)
+        self.child = None
+        self.serial_log.close()
 
     def stop(self) -> None:
         """Kill qemu (run-vm execs it, so the child is qemu itself); always safe to call."""
@@ -85,7 +164,8 @@ class Appliance:
             self.child.terminate(force=True)
         if self.child is not None:
             self.child.close(force=True)
-        self.serial_log.close()
+        if not self.serial_log.closed:
+            self.serial_log.close()
 
     def expect(self, pattern: str | re.Pattern[str], timeout: float, what: str) -> re.Match[bytes]:
         assert self.child is not None
@@ -94,7 +174,7 @@ class Appliance:
         except pexpect.TIMEOUT:
             raise ApplianceError(f"timed out after {timeout:g} s waiting for {what} on the serial console") from None
         except pexpect.EOF:
-            raise ApplianceError(f"qemu exited while waiting for {what}; see {self.results / 'serial.log'}") from None
+            raise ApplianceError(f"qemu exited while waiting for {what}; see {self.serial_log_path}") from None
         return self.child.match  # type: ignore[no-any-return]
 
     def send(self, line: str) -> None:
@@ -173,6 +253,13 @@ class Appliance:
             headers=headers,
             timeout=120,
         )
+
+    def client(self, token: str | None = None) -> ApiClient:
+        """lab's API client (expected statuses, decoded JSON) over the pinned HTTPS port."""
+        node = ApiClient()
+        node.token = token
+        node.connect(f"https://127.0.0.1:{self.https_port}", verify=_pinned_context(self.fingerprint))
+        return node
 
     def wait_for_api(self, timeout: float = API_TIMEOUT) -> float:
         """Poll /health over the forwarded HTTPS port; returns seconds since qemu started."""

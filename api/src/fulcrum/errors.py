@@ -9,6 +9,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.requests import ClientDisconnect
 
 # A 422 names each problem and its field, and never echoes what the client sent: FastAPI's own
 # handler returns every value as `input` (a large body came back three times its size) and
@@ -160,6 +161,13 @@ def install_error_handler(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         return JSONResponse(status_code=422, content={"detail": public_errors(exc.errors())})
+
+    # The client hung up while its body was being read (an HA peer powered off mid-push, say): the
+    # request fails like any bad request, nothing of it is kept, and no traceback is logged as if
+    # the server had failed. Nobody is left to read the answer.
+    @app.exception_handler(ClientDisconnect)
+    async def _gone(_: Request, __: ClientDisconnect) -> JSONResponse:
+        return JSONResponse(status_code=400, content={"detail": "the client left before its body arrived"})
 
 
 def public_errors(errors: Sequence[Any]) -> list[dict[str, Any]]:
