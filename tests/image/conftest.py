@@ -58,11 +58,6 @@ def appliance(image: Path, results: Path) -> Iterator[Appliance]:
     yield from _booted(image, results, "bios", extra_nics=len(EXTRA_NIC_MACS))
 
 
-@pytest.fixture
-def uefi_appliance(image: Path, results: Path) -> Iterator[Appliance]:
-    yield from _booted(image, results, "uefi")
-
-
 @pytest.fixture(scope="session")
 def tcp_backend() -> Iterator[int]:
     """A live TCP port on this host, which the guest reaches as 10.0.2.2 (qemu user networking):

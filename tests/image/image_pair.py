@@ -5,7 +5,7 @@
     B .3 ───────────┘
     A .2 ───────────┐ back 10.77.1.0/24
     B .3 ───────────┤ b1 .21, b2 .22: HTTP on 80, TCP echo on 7, default via 10.77.1.1
-    b1, b2 ─────────┘
+    b1, b2 ─────────┘                        b1 is the appliances' NTP server too (SNTP, port 123)
     A .2 ─── sync 10.77.2.0/24 ─── B .3: IPVS connection sync, the peer API (HTTPS, pinned)
 
 The client and backends are namespaces of this host (lab.topo), the segments bridges in a switch
@@ -24,13 +24,16 @@ from pathlib import Path
 
 from appliance import Appliance, TapNic
 from lab import defer, scope
-from lab.backends import HttpServer, TcpEchoServer
+from lab.backends import HttpServer, NtpServer, TcpEchoServer
 from lab.pair import BACK, ECHO_PORT, FRONT, GATEWAY, SYNC
 from lab.topo import Host, Lab
 
 SEGMENTS = {"front": FRONT, "back": BACK, "sync": SYNC}
 FRONT_VIP = "10.77.0.100"
 NODES = {"a": 2, "b": 3}  # each appliance's host number on every segment
+# B boots with UEFI, A with BIOS: the UEFI boot and the firmware checks (firmware_checks.py) need a
+# boot of their own otherwise, and under emulation each costs minutes.
+FIRMWARE = {"a": "bios", "b": "uefi"}
 BACKEND_NUMBERS = (21, 22)
 
 
@@ -52,17 +55,22 @@ class ImagePair:
     b: Appliance
 
     @property
+    def ntp_server(self) -> str:
+        return self.backends[0].address
+
+    @property
     def appliances(self) -> dict[str, Appliance]:
         return {"a": self.a, "b": self.b}
 
 
 def _disk(image: Path, results: Path, node: str) -> Path:
-    """A new 8 GiB qcow2 over the image for one appliance; deleted at the end (it is large)."""
+    """A new 8 GiB qcow2 over the image for one appliance; deleted at the end (it is large), with
+    the UEFI variables image/run-vm keeps beside it."""
     disk = results / f"disk-{node}.qcow2"
     subprocess.run(
         ["qemu-img", "create", "-q", "-f", "qcow2", "-b", str(image), "-F", "qcow2", str(disk), "8G"], check=True
     )
-    defer(disk.unlink)
+    defer(lambda: [scratch.unlink() for scratch in results.glob(f"disk-{node}.*")])
     return disk
 
 
@@ -85,6 +93,7 @@ def image_pair(image: Path, results: Path) -> Iterator[ImagePair]:
         for backend in backends:  # stopped when the scope ends (lab.cmd.Background)
             HttpServer(backend, 80, name=backend.role).start()
             TcpEchoServer(backend, ECHO_PORT).start()
+        NtpServer(backends[0], 123).start()
 
         appliances = {}
         for node in NODES:
@@ -92,7 +101,9 @@ def image_pair(image: Path, results: Path) -> Iterator[ImagePair]:
                 TapNic(net.switch, net.segments[segment].bridge, f"{node}-{segment}", tap_mac(node, segment))
                 for segment in SEGMENTS
             )
-            vm = Appliance(disk=_disk(image, results, node), results=results, tap_nics=taps, label=node)
+            vm = Appliance(
+                disk=_disk(image, results, node), results=results, firmware=FIRMWARE[node], tap_nics=taps, label=node
+            )
             defer(vm.stop)
             vm.start()
             appliances[node] = vm

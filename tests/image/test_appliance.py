@@ -6,7 +6,7 @@ journal), a management address move that nobody confirms rolling back by itself,
 protection turned on through the API, and a factory reset back to first-run state (an open console
 and DHCP again); after every boot, no unit has failed.
 
-Three boots under TCG with BIOS firmware (test_image_firmware.py boots the image with UEFI), plus
+Three boots under TCG with BIOS firmware (test_image_pair.py boots one node with UEFI), plus
 `make vm-image` when its inputs changed (3 to 5 minutes with a warm download cache). Serial logs
 and timings are kept in tests/image/results/.
 """

@@ -1,5 +1,6 @@
 """The HA pair as shipped: two appliance images under emulation, configured only through their
-HTTPS APIs (image_pair.py draws the network).
+HTTPS APIs (image_pair.py draws the network). A boots with BIOS, B with UEFI, where the firmware
+checks run too (firmware_checks.py).
 
 Both boot side by side. Each gets its first admin, its network (the management NIC kept on DHCP,
 a static address on each of the front, back and sync NICs, its host name and NTP servers; commit-
@@ -26,6 +27,7 @@ from typing import Any
 import pytest
 
 from appliance import Appliance
+from firmware_checks import assert_booted_by_uefi, assert_firmware_slots_and_bundle_checks
 from image_pair import BACKEND_NUMBERS, FRONT_VIP, SEGMENTS, ImagePair, image_pair, node_address, tap_mac
 from lab import client
 from lab.api_client import ApiClient
@@ -38,7 +40,7 @@ ADMIN, PASSWORD = "admin", "the pair's admin passphrase"
 PRIORITY = {"a": 150, "b": 100}
 VIP_GROUPS = {"front": (51, [f"{FRONT_VIP}/32"]), "gateway": (52, [f"{GATEWAY}/24"])}  # name: (VRID, addresses)
 GUEST = "10.0.2.15"  # the management address qemu's DHCP gives each VM on its own user network
-NTP_SERVERS = ["ntp.example.org"]
+CLOCK_SYNC_DEADLINE = 120  # timesyncd asks its new server at once, then the kernel is told
 # Pairing to in sync, a failover, a rejoin: the emulated VMs take seconds for a commit.
 PAIRING_DEADLINE = 300
 FAILOVER_DEADLINE = 60
@@ -61,15 +63,22 @@ def pair(image: Path, results: Path) -> Iterator[ImagePair]:
         yield booted
 
 
-def test_image_pair_fails_over_and_rejoins(pair: ImagePair, results: Path) -> None:
+def test_image_pair_fails_over_and_rejoins(pair: ImagePair, results: Path, tmp_path: Path) -> None:
     figures: dict[str, Any] = {}
     for vm in pair.appliances.values():
         vm.wait_for_menu()
         give_emulation_slack(vm)
     figures["boot_to_api_s"] = {node: round(vm.wait_for_api(), 1) for node, vm in pair.appliances.items()}
     apis = {node: first_admin(vm) for node, vm in pair.appliances.items()}
+    assert_booted_by_uefi(pair.b)
+    assert_firmware_slots_and_bundle_checks(pair.b, apis["b"], tmp_path)
 
-    nics = {node: configure_network(node, api) for node, api in apis.items()}
+    nics = {node: configure_network(node, api, pair.ntp_server) for node, api in apis.items()}
+    for node, api in apis.items():
+        assert_clock_synchronised(node, api)
+    with pair.a.shell() as run:
+        server = run("timedatectl show-timesync -p ServerAddress --value", 30)
+    assert server == pair.ntp_server, f"A's clock follows {server!r}, not the lab's NTP server"
     for node, api in apis.items():
         api.put("/node", node_settings(node, nics[node]))
     a, b = apis["a"], apis["b"]
@@ -149,7 +158,7 @@ def first_admin(vm: Appliance) -> ApiClient:
     return api
 
 
-def configure_network(node: str, api: ApiClient) -> dict[str, str]:
+def configure_network(node: str, api: ApiClient, ntp_server: str) -> dict[str, str]:
     """Every NIC by its MAC: the management one on DHCP, a static address on each segment's NIC;
     the host name and NTP servers. Committed and confirmed. Returns segment -> interface name."""
     interfaces = {i["mac"]: i for i in api.get("/network/interfaces") if i["kind"] == "physical"}
@@ -166,7 +175,7 @@ def configure_network(node: str, api: ApiClient) -> dict[str, str]:
                 for segment, name in nics.items()
             ),
         ],
-        "ntp_servers": NTP_SERVERS,
+        "ntp_servers": [ntp_server],
     }
     api.put("/network", document)
     revision = api.commit(f"image pair: {node}'s network", expect_state=None, confirm_within=120)
@@ -179,8 +188,16 @@ def configure_network(node: str, api: ApiClient) -> dict[str, str]:
     for segment, name in nics.items():
         wanted = f"{node_address(node, segment)}/24"
         assert wanted in kernel[name]["prefixed_addresses"], f"{name} ({segment}) of {node}: {kernel[name]}"
-    assert api.get("/network/clock")["ntp_servers"] == NTP_SERVERS
     return nics
+
+
+def assert_clock_synchronised(node: str, api: ApiClient) -> None:
+    def synchronised() -> dict[str, Any] | None:
+        clock: dict[str, Any] = api.get("/network/clock")
+        return clock if clock["synchronised"] else None
+
+    clock = wait_until(synchronised, CLOCK_SYNC_DEADLINE, what=f"{node}'s clock to synchronise", interval=2)
+    assert clock["state"] == "ok", clock
 
 
 def node_settings(node: str, nics: dict[str, str]) -> dict[str, Any]:

@@ -96,3 +96,10 @@ def _write_atomically(path: Path, text: str) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
+
+
+class NtpServer(Server):
+    """An SNTP server with this host's clock, for the appliances' timesyncd (lab.servers)."""
+
+    kind = "ntp"
+    proto = "udp"

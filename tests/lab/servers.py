@@ -1,5 +1,5 @@
 """Backend servers, run inside a lab namespace: forked by lab.backends, or by hand with
-python -m lab.servers {http,tcp-echo,udp-echo} ... (PYTHONPATH=tests).
+python -m lab.servers {http,tcp-echo,udp-echo} ... (PYTHONPATH=tests); dns and ntp are forked only.
 
 http      answers every GET/HEAD with its --name as the body (and an X-Backend header), so
           clients can count which backend served them. Its behaviour (status, delay before
@@ -7,6 +7,8 @@ http      answers every GET/HEAD with its --name as the body (and an X-Backend h
           re-read on every request, so a test can change it while the server runs.
 tcp-echo  echoes bytes until the client closes.
 udp-echo  answers every datagram with its --name.
+dns       answers any query with one A record (keepalived's DNS_CHECK).
+ntp       a stratum-2 SNTP server (RFC 4330) with this host's clock: what timesyncd needs to sync.
 """
 
 from __future__ import annotations
@@ -133,8 +135,43 @@ class _DnsHandler(socketserver.BaseRequestHandler):
         sock.sendto(header + question + answers, self.client_address)
 
 
+class _NtpServer(socketserver.UDPServer):
+    def __init__(self, bind: str, port: int):
+        self.address_family = _family(bind)
+        super().__init__((bind, port), _NtpHandler)
+
+
+NTP_EPOCH_OFFSET = 2_208_988_800  # seconds from 1900 (NTP's era 0) to 1970
+
+
+def _ntp_time(unix: float) -> int:
+    """A 64-bit NTP timestamp: seconds since 1900 and a 32-bit fraction."""
+    return int((unix + NTP_EPOCH_OFFSET) * 2**32)
+
+
+class _NtpHandler(socketserver.BaseRequestHandler):
+    """Answers a client request (mode 3) as a synchronised stratum-2 server (mode 4): leap
+    indicator 0, the client's transmit time as the originate time (its check that the answer is
+    to its own request), and receive and transmit times from this host's clock."""
+
+    def handle(self) -> None:
+        received = time.time()
+        request, sock = self.request
+        if len(request) < 48 or request[0] & 0x07 != 3:
+            return
+        version = (request[0] >> 3) & 0x07
+        client_transmit = request[40:48]
+        reply = struct.pack(
+            "!BBbbII4sQ8sQQ",
+            (version << 3) | 4, 2, 4, -20,  # no leap second, version, server; stratum 2, poll, ~1 us
+            0, 1 << 10,  # root delay 0, root dispersion ~16 ms (16.16 fixed point)
+            b"LAB\0", _ntp_time(received), client_transmit, _ntp_time(received), _ntp_time(time.time()),
+        )
+        sock.sendto(reply, self.client_address)
+
+
 def make_server(kind: str, *, port: int, bind: str = "0.0.0.0", name: str = "", control: Path | None = None):
-    """A bound, listening server of `kind` (http, tcp-echo, udp-echo, dns); call serve_forever()."""
+    """A bound, listening server of `kind` (http, tcp-echo, udp-echo, dns, ntp); call serve_forever()."""
     if kind == "http":
         return _HttpServer(bind, port, name, control)
     if kind == "tcp-echo":
@@ -143,6 +180,8 @@ def make_server(kind: str, *, port: int, bind: str = "0.0.0.0", name: str = "", 
         return _UdpNameServer(bind, port, name)
     if kind == "dns":
         return _DnsServer(bind, port)
+    if kind == "ntp":
+        return _NtpServer(bind, port)
     raise ValueError(f"unknown server kind {kind!r}")
 
 
