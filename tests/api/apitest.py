@@ -16,6 +16,9 @@ from fastapi.testclient import TestClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the lab package
 
+from fulcrum.dataplane import links  # noqa: E402
+from fulcrum.dataplane.nics import KernelNic  # noqa: E402
+from fulcrum.services import network_takeover  # noqa: E402
 from lab.wait import wait_until  # noqa: E402
 
 PASSWORD = "correct horse battery"
@@ -74,3 +77,18 @@ def errors(response: Any) -> list[tuple[list[Any], str]]:
             msg = match.group(2)
         found.append((loc, msg.removeprefix("Value error, ")))
     return found
+
+
+def kernel_nic(name: str, mac: str, prefixed: list[str], dynamic: tuple[str, ...] = (), **fields: Any) -> KernelNic:
+    """An interface as fulcrum.dataplane.nics reads it from the kernel (a NIC unless `kind` says)."""
+    return KernelNic(**{
+        "name": name, "kind": "physical", "mac": mac, "driver": "virtio_net", "operstate": "up", "carrier": True,
+        "speed_mbps": None, "mtu": 1500, "addresses": [a.split("/")[0] for a in prefixed],
+        "prefixed_addresses": prefixed, "dynamic_addresses": list(dynamic), **fields,
+    })
+
+
+def kernel_runs(monkeypatch: Any, nics: list[KernelNic], routes: list[links.Route]) -> None:
+    """The take-over (fulcrum.services.network_takeover) reads these as the kernel's interfaces and routes."""
+    monkeypatch.setattr(network_takeover, "read_nics", lambda: nics)
+    monkeypatch.setattr(links, "read_routes", lambda: routes)

@@ -20,35 +20,25 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from apitest import WEB, errors
+from apitest import WEB, errors, kernel_nic, kernel_runs
 from fulcrum.dataplane import links
-from fulcrum.dataplane.nics import KernelNic
-from fulcrum.services import console_network
+from fulcrum.services import console_network, network_takeover
 from fulcrum.services import network as network_service
 
 ROUTE = "/api/v1/node/console/management"
 MGMT_MAC, DATA_MAC = "52:54:00:12:34:01", "52:54:00:12:34:02"
 
 
-def nic(name: str, mac: str, prefixed: list[str], dynamic: list[str] = ()) -> KernelNic:  # type: ignore[assignment]
-    return KernelNic(
-        name=name, kind="physical", mac=mac, driver="virtio_net", operstate="up", carrier=True, speed_mbps=None,
-        mtu=1500, addresses=[a.split("/")[0] for a in prefixed], prefixed_addresses=prefixed,
-        dynamic_addresses=list(dynamic),
-    )
-
-
 @pytest.fixture
 def kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     """A fresh appliance as the kernel shows it: DHCP on the first NIC, a second NIC unaddressed."""
     nics = [
-        nic("enp0s3", MGMT_MAC, ["10.0.2.15/24", "fe80::5054:ff:fe12:3401/64"], dynamic=["10.0.2.15/24"]),
-        nic("enp0s4", DATA_MAC, []),
+        kernel_nic("enp0s3", MGMT_MAC, ["10.0.2.15/24", "fe80::5054:ff:fe12:3401/64"], dynamic=["10.0.2.15/24"]),
+        kernel_nic("enp0s4", DATA_MAC, []),
     ]
     routes = [links.Route(destination="0.0.0.0/0", gateway="10.0.2.2", interface="enp0s3", table=254,
                           protocol="dhcp", metric=1024)]
-    monkeypatch.setattr(console_network, "read_nics", lambda: nics)
-    monkeypatch.setattr(links, "read_routes", lambda: routes)
+    kernel_runs(monkeypatch, nics, routes)
 
 
 def console(client: TestClient) -> dict[str, str]:
@@ -163,9 +153,9 @@ def test_a_take_over_keeps_the_host_name_and_the_ntp_servers_timesyncd_uses(tmp_
     (tmp_path / "timesyncd.conf").write_text(
         "[Time]\nNTP=0.debian.pool.ntp.org 192.0.2.123 bad;name\nFallbackNTP=time.example.net\n"
     )
-    kept = console_network.kept_settings(tmp_path)
+    kept = network_takeover.kept_settings(tmp_path)
     assert kept["ntp_servers"] == ["0.debian.pool.ntp.org", "192.0.2.123"]
     # The clock shows the same while the network is not managed (the dashboard's take-over keeps them).
     assert network_service.clock(session, tmp_path).ntp_servers == kept["ntp_servers"]
-    assert kept.get("hostname") == (socket.gethostname() if console_network.HOST_LABEL.fullmatch(socket.gethostname()) else None)
-    assert "ntp_servers" not in console_network.kept_settings(tmp_path / "absent")
+    assert kept.get("hostname") == (socket.gethostname() if network_takeover.HOST_LABEL.fullmatch(socket.gethostname()) else None)
+    assert "ntp_servers" not in network_takeover.kept_settings(tmp_path / "absent")

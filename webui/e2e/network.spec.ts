@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
 import type { ClockStatus, KernelInterface, KernelRoute, NetworkConfig, Status } from '../src/client/types.gen';
 import { ADMIN, apiToken, login, nav, shoot } from './helpers';
@@ -110,6 +111,9 @@ test('take-over: bad values are refused at their field and change nothing, then 
     await expect(fields.getByLabel('Name')).toHaveValue(nic.name);
     await expect(fields.getByLabel('MAC address')).toHaveValue(nic.mac);
   }
+  // The host name it has (the API runs on this machine), where it is one the model takes.
+  const host = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(hostname()) ? hostname() : 'fulcrum';
+  await expect(form.getByLabel('Host name')).toHaveValue(host);
   // And the main table's default gateway where one was configured (not one DHCP or an RA brought).
   const byHand = (await routes()).find((r) => r.destination === '0.0.0.0/0' && r.table === 254 && ['boot', 'static'].includes(r.protocol));
   await expect(form.getByLabel('Default gateway (IPv4)')).toHaveValue(byHand?.gateway ?? '');

@@ -6328,6 +6328,54 @@ export type NetworkListRoutesResponses = {
 
 export type NetworkListRoutesResponse = NetworkListRoutesResponses[keyof NetworkListRoutesResponses];
 
+export type NetworkGetTakeoverData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Address
+         *
+         * The management interface is the one holding it (the dashboard's)
+         */
+        address?: string | null;
+    };
+    url: '/api/v1/network/takeover';
+};
+
+export type NetworkGetTakeoverErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * The kernel runs something the model refuses: where, and why
+     */
+    409: Error;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+    /**
+     * This node's interfaces cannot be read now
+     */
+    503: Error;
+};
+
+export type NetworkGetTakeoverError = NetworkGetTakeoverErrors[keyof NetworkGetTakeoverErrors];
+
+export type NetworkGetTakeoverResponses = {
+    /**
+     * Successful Response
+     */
+    200: NetworkConfig;
+};
+
+export type NetworkGetTakeoverResponse = NetworkGetTakeoverResponses[keyof NetworkGetTakeoverResponses];
+
 export type NodeGetNodeData = {
     body?: never;
     path?: never;

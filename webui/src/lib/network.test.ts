@@ -1,5 +1,5 @@
-import type { KernelInterface, KernelRoute, NetworkConfig } from '../client/types.gen';
-import { formPath, memberStates, splitList, takeOverFrom, toBody, toValues } from './network';
+import type { KernelInterface, NetworkConfig } from '../client/types.gen';
+import { formPath, memberStates, splitList, toBody, toValues } from './network';
 
 const kernel = (over: Partial<KernelInterface>): KernelInterface => ({
   name: 'eth0',
@@ -63,72 +63,6 @@ describe('formPath', () => {
     expect(formPath('dns_servers.3')).toBe('dns_servers');
     expect(formPath('vlans.0.vlan_id')).toBe('vlans.0.vlan_id');
     expect(formPath('routes.2.gateway')).toBe('routes.2.gateway');
-  });
-});
-
-describe('takeOverFrom', () => {
-  it('starts from the kernel: static and dynamic addresses, bonds, link-local and loopback left out', () => {
-    const interfaces = [
-      kernel({ name: 'lo', kind: 'loopback', mac: '00:00:00:00:00:00', addresses: ['127.0.0.1'], prefixed_addresses: ['127.0.0.1/8'] }),
-      kernel({
-        name: 'eth0',
-        addresses: ['192.0.2.2', 'fd00::2', 'fe80::1'],
-        prefixed_addresses: ['192.0.2.2/24', 'fd00::2/64', 'fe80::1/64'],
-        dynamic_addresses: ['fd00::2/64'],
-      }),
-      kernel({ name: 'eth1', mac: '52:54:00:00:00:02', bond_master: 'bond0' }),
-      kernel({ name: 'eth2', mac: '52:54:00:00:00:03', bond_master: 'bond0' }),
-      kernel({ name: 'bond0', kind: 'bond', mac: '52:54:00:00:00:02', bond_members: ['eth1', 'eth2'], addresses: ['10.0.0.2'], prefixed_addresses: ['10.0.0.2/24'], dynamic_addresses: ['10.0.0.2/24'] }),
-      kernel({ name: 'ifb0', kind: 'virtual' }),
-    ];
-    const taken = takeOverFrom(interfaces, [], '127.0.0.1');
-    expect(taken.nics).toEqual([
-      { name: 'eth0', mac: '52:54:00:00:00:01', addresses: ['192.0.2.2/24'], dhcp4: false, ipv6_autoconf: true },
-      { name: 'eth1', mac: '52:54:00:00:00:02' },
-      { name: 'eth2', mac: '52:54:00:00:00:03' },
-    ]);
-    expect(taken.bonds).toEqual([{ name: 'bond0', members: ['eth1', 'eth2'], addresses: [], dhcp4: true, ipv6_autoconf: false }]);
-    // Not reached at an address of these: the first interface with one manages.
-    expect(taken.management_interface).toBe('eth0');
-    // Reached at the bond's address: the bond manages.
-    expect(takeOverFrom(interfaces, [], '10.0.0.2').management_interface).toBe('bond0');
-    // The NTP servers the clock uses now are kept; none known, none set.
-    expect(taken.ntp_servers).toEqual([]);
-    expect(takeOverFrom(interfaces, [], '127.0.0.1', ['0.debian.pool.ntp.org']).ntp_servers).toEqual(['0.debian.pool.ntp.org']);
-  });
-});
-
-describe('takeOverFrom, routes', () => {
-  const route = (r: Partial<KernelRoute> & Pick<KernelRoute, 'destination'>): KernelRoute => ({
-    gateway: null,
-    interface: 'eth0',
-    table: 254,
-    protocol: 'boot',
-    metric: null,
-    ...r,
-  });
-
-  it("keeps the main table's default gateways and the routes configured by hand, not what the kernel, DHCP or RAs made", () => {
-    const routes = [
-      route({ destination: '0.0.0.0/0', gateway: '192.0.2.1' }),
-      route({ destination: '192.0.2.0/24', protocol: 'kernel' }),
-      route({ destination: '::/0', gateway: 'fe80::1', protocol: 'ra', metric: 1024 }),
-      route({ destination: '10.30.0.0/16', gateway: '192.0.2.254', table: 100, protocol: 'static' }),
-      route({ destination: '10.40.0.0/16', gateway: '192.0.2.253', protocol: 'dhcp' }),
-      route({ destination: 'fd30::/48', gateway: 'fd00::fe', metric: 1024 }),
-    ];
-    const taken = takeOverFrom([], routes, '127.0.0.1');
-    expect(taken.gateway4).toBe('192.0.2.1');
-    expect(taken.gateway6).toBeNull(); // a router advertisement's: SLAAC brings it back by itself
-    expect(taken.routes).toEqual([
-      { destination: '10.30.0.0/16', gateway: '192.0.2.254', table: 100 },
-      { destination: 'fd30::/48', gateway: 'fd00::fe', metric: 1024 },
-    ]);
-  });
-
-  it('takes a static IPv6 default gateway too', () => {
-    const taken = takeOverFrom([], [route({ destination: '::/0', gateway: 'fd00::1', metric: 1024 })], '127.0.0.1');
-    expect([taken.gateway4, taken.gateway6, taken.routes]).toEqual([null, 'fd00::1', []]);
   });
 });
 

@@ -136,79 +136,10 @@ export function formPath(path: string): string {
   return path.replace(LIST_ITEM, '$1');
 }
 
-const IPV6_LINK_LOCAL = /^fe[89ab][0-9a-f]:/i;
-
-// Routes someone configured (by hand, the console, a static configuration), as opposed to those
-// the kernel derives from addresses or that DHCP and router advertisements bring and take away.
-const CONFIGURED_ROUTE = new Set(['boot', 'static']);
 export const MAIN_TABLE = 254;
 
 /** A default route of either family. */
 export const isDefaultRoute = (r: KernelRoute) => r.destination === '0.0.0.0/0' || r.destination === '::/0';
-
-/**
- * A first network document from what the kernel runs now: each NIC (physical interface) with the
- * addresses it has (static ones as they are, those with a lifetime as DHCPv4 or SLAAC), each bond
- * with its members, the main table's default gateways and the other configured routes. The
- * management interface is the one that holds `dashboardHost` (the address this page was opened
- * at), else the first NIC with an address. The NTP servers the clock uses now are kept (the image's
- * own, from GET /network/clock): without them a take-over would stop the clock's synchronisation.
- * Bond modes and VLANs are not in the kernel's list: the admin checks them before saving.
- */
-export function takeOverFrom(
-  interfaces: KernelInterface[],
-  routes: KernelRoute[],
-  dashboardHost: string,
-  ntpServers: string[] = [],
-): NetworkConfig {
-  const addressed = (i: KernelInterface): Pick<Nic, 'addresses' | 'dhcp4' | 'ipv6_autoconf'> => {
-    const global = i.prefixed_addresses.filter((a) => !IPV6_LINK_LOCAL.test(a));
-    const dynamic = new Set(i.dynamic_addresses);
-    const isV6 = (a: string) => a.includes(':');
-    return {
-      addresses: global.filter((a) => !dynamic.has(a)),
-      dhcp4: global.some((a) => dynamic.has(a) && !isV6(a)),
-      ipv6_autoconf: global.some((a) => dynamic.has(a) && isV6(a)),
-    };
-  };
-  const nics: Nic[] = interfaces
-    .filter((i) => i.kind === 'physical')
-    .map((i) => ({ name: i.name, mac: i.mac, ...(i.bond_master ? {} : addressed(i)) }));
-  const bonds: Bond[] = interfaces
-    .filter((i) => i.kind === 'bond' && i.bond_members.length > 0)
-    .map((i) => ({ name: i.name, members: i.bond_members, ...addressed(i) }));
-  const candidates = [...nics, ...bonds];
-  const holdsAddress = (c: Nic | Bond) => !!(c.addresses?.length || c.dhcp4 || c.ipv6_autoconf);
-  const host = dashboardHost.replace(/^\[|\]$/g, '');
-  const management =
-    interfaces.find((i) => i.addresses.includes(host) && candidates.some((c) => c.name === i.name))?.name ??
-    candidates.find(holdsAddress)?.name ??
-    candidates[0]?.name ??
-    '';
-  const configured = routes.filter(
-    (r) => r.gateway !== null && CONFIGURED_ROUTE.has(r.protocol) && !IPV6_LINK_LOCAL.test(r.gateway),
-  );
-  const gateway = (family: string) =>
-    configured.find((r) => r.table === MAIN_TABLE && r.destination === family)?.gateway ?? null;
-  const staticRoutes: Route[] = configured
-    .filter((r) => !isDefaultRoute(r) || r.table !== MAIN_TABLE)
-    .map((r) => ({
-      destination: r.destination,
-      gateway: r.gateway as string,
-      ...(r.table !== MAIN_TABLE ? { table: r.table } : {}),
-      ...(r.metric !== null ? { metric: r.metric } : {}),
-    }));
-  return {
-    management_interface: management,
-    nics,
-    bonds,
-    vlans: [],
-    routes: staticRoutes,
-    gateway4: gateway('0.0.0.0/0'),
-    gateway6: gateway('::/0'),
-    ntp_servers: ntpServers,
-  };
-}
 
 /** A bond's members as the kernel has them: each one's link, for the bonds table. */
 export function memberStates(bond: KernelInterface, interfaces: KernelInterface[]) {

@@ -3,7 +3,14 @@ import { modals } from '@mantine/modals';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { errorMessage } from '../api/errors';
-import { clockQuery, interfacesQuery, kernelRoutesQuery, networkQuery, stopManagingMutation } from '../api/queries/network';
+import {
+  clockQuery,
+  interfacesQuery,
+  kernelRoutesQuery,
+  networkQuery,
+  stopManagingMutation,
+  takeOverMutation,
+} from '../api/queries/network';
 import { useCan } from '../auth/useCurrentUser';
 import type { ClockStatus, KernelInterface, KernelRoute, NetworkConfig } from '../client/types.gen';
 import { DataTable } from '../components/DataTable';
@@ -11,7 +18,7 @@ import { FieldTable } from '../components/FieldTable';
 import { NetworkEditor } from '../components/network/NetworkEditor';
 import { PageLoader } from '../components/PageLoader';
 import { byteSize, compact } from '../lib/format';
-import { isDefaultRoute, MAIN_TABLE, memberStates, takeOverFrom } from '../lib/network';
+import { isDefaultRoute, MAIN_TABLE, memberStates } from '../lib/network';
 
 /**
  * This node's own network: the kernel's interfaces live, the clock, and the network Fulcrum manages
@@ -21,9 +28,9 @@ export default function NetworkPage() {
   const network = useQuery(networkQuery());
   const interfaces = useQuery(interfacesQuery());
   const routes = useQuery(kernelRoutesQuery());
-  const clock = useQuery(clockQuery());
   const canEdit = useCan('editNetwork');
   const [editing, setEditing] = useState<NetworkConfig | null>(null);
+  const takeOver = useMutation({ ...takeOverMutation(), onSuccess: setEditing });
   const [saved, setSaved] = useState(false);
   const managed = network.data ?? null;
 
@@ -69,12 +76,9 @@ export default function NetworkPage() {
           ) : (
             <Unmanaged
               canEdit={canEdit}
-              ready={!!interfaces.data && !!routes.data}
-              onTakeOver={() =>
-                setEditing(
-                  takeOverFrom(interfaces.data ?? [], routes.data ?? [], window.location.hostname, clock.data?.ntp_servers),
-                )
-              }
+              loading={takeOver.isPending}
+              error={takeOver.error ? errorMessage(takeOver.error) : null}
+              onTakeOver={() => takeOver.mutate(window.location.hostname)}
             />
           )}
         </>
@@ -278,7 +282,17 @@ function ClockFields({ clock }: { clock: ClockStatus }) {
   );
 }
 
-function Unmanaged({ canEdit, ready, onTakeOver }: { canEdit: boolean; ready: boolean; onTakeOver: () => void }) {
+function Unmanaged({
+  canEdit,
+  loading,
+  error,
+  onTakeOver,
+}: {
+  canEdit: boolean;
+  loading: boolean;
+  error: string | null;
+  onTakeOver: () => void;
+}) {
   return (
     <Alert color="gray" title="Fulcrum does not manage this node’s network yet" data-testid="network-unmanaged">
       <Stack gap="xs" align="flex-start">
@@ -287,8 +301,13 @@ function Unmanaged({ canEdit, ready, onTakeOver }: { canEdit: boolean; ready: bo
           each NIC with its addresses, each bond with its members, the default gateways and the routes configured by hand. Check
           the result before saving: bond modes and VLANs are not read from the kernel.
         </Text>
+        {error && (
+          <Text size="sm" c="red" role="alert">
+            {error}
+          </Text>
+        )}
         {canEdit ? (
-          <Button onClick={onTakeOver} disabled={!ready}>
+          <Button onClick={onTakeOver} loading={loading}>
             Manage this node’s network
           </Button>
         ) : (

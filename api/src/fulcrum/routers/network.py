@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, status
+from fastapi import APIRouter, Path, Query, status
 
 from fulcrum.config.types import InterfaceName
 from fulcrum.db import SessionDep
@@ -12,7 +12,7 @@ from fulcrum.deps import ActorDep, Admin, SettingsDep, Viewer
 from fulcrum.openapi import NOT_FOUND, error
 from fulcrum.routers.one_writer import any_node
 from fulcrum.schemas.network import ClockStatus, KernelInterface, KernelRoute, NetworkSettings
-from fulcrum.services import network
+from fulcrum.services import network, network_takeover
 
 router = APIRouter(prefix="/network", tags=["network"])
 
@@ -41,6 +41,22 @@ def put_network(body: NetworkSettings, session: SessionDep, _: Admin, actor: Act
 @any_node
 def delete_network(session: SessionDep, _: Admin, actor: ActorDep) -> None:
     network.stop_managing(session, actor)
+
+
+@router.get(
+    "/takeover",
+    summary="A first network from what the kernel runs now, to review before managing it (nothing is saved)",
+    responses={**_UNREADABLE, 409: error("The kernel runs something the model refuses: where, and why")},
+)
+def get_takeover(
+    settings: SettingsDep,
+    _: Viewer,
+    address: Annotated[
+        str | None,
+        Query(max_length=64, description="The management interface is the one holding it (the dashboard's)"),
+    ] = None,
+) -> NetworkSettings:
+    return network_takeover.proposal(address, settings.network_dir)
 
 
 @router.get(

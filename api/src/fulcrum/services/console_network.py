@@ -8,9 +8,9 @@ loopback, with the console token, services.console_token) and the change is made
 
 - the network is managed (in the running revision): the management interface's IPv4 addressing,
   the IPv4 default gateway and the DNS servers change; nothing else does;
-- it is not managed yet: it is taken over from the kernel first, the way the dashboard's take-over
-  reads it (webui/src/lib/network.ts, takeOverFrom), the management interface being the NIC the
-  console names by its MAC address.
+- it is not managed yet: it is taken over from the kernel first, as the dashboard's take-over is
+  (services.network_takeover), the management interface being the NIC the console names by its
+  MAC address.
 
 It is committed at once as a revision of its own: the running configuration with the running
 network so changed, so uncommitted edits in the candidate are neither applied nor lost (the
@@ -23,32 +23,21 @@ deadline.
 from __future__ import annotations
 
 import contextlib
-import ipaddress
-import re
-import socket
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy.orm import Session
 
 from fulcrum.apply.client import Applier
-from fulcrum.config.network import HOST_LABEL_PATTERN, NetworkConfig
+from fulcrum.config.network import NetworkConfig
 from fulcrum.config.snapshot import ConfigSnapshot
-from fulcrum.dataplane import links
-from fulcrum.dataplane.nics import KernelNic, read_nics
-from fulcrum.errors import ConfigInvalid, Unavailable
+from fulcrum.errors import ConfigInvalid
 from fulcrum.models import Revision, RevisionState
 from fulcrum.schemas.console import ConsoleManagementChange
-from fulcrum.services import audit, revisions
+from fulcrum.services import audit, network_takeover, revisions
 from fulcrum.services.candidate import network_settings, store_network
 from fulcrum.services.events import EventRecorder
-from fulcrum.services.network import ntp_servers_in_use
 from fulcrum.services.validation import validated
-
-HOST_LABEL = re.compile(HOST_LABEL_PATTERN)
-# Routes someone configured (by hand, the console, a static configuration), not those the kernel
-# derives from addresses or that DHCP and router advertisements bring.
-_CONFIGURED_ROUTE = frozenset({"boot", "static"})
 
 
 def change_management_address(
@@ -146,85 +135,13 @@ def take_over(mac: str | None, network_dir: Path | None) -> NetworkConfig:
                 )
             ]
         )
-    try:
-        nics, routes = read_nics(), links.read_routes()
-    except OSError as exc:
-        raise Unavailable(f"cannot read this node's interfaces: {exc}") from exc
+    nics, routes = network_takeover.read_kernel()
     management = next((nic for nic in nics if nic.kind == "physical" and nic.mac.lower() == mac), None)
     if management is None:
         raise ConfigInvalid(
             [_error(["body", "mac"], f"no network interface of this node has the MAC address {mac}")]
         )
-    document = taken_over(nics, routes, management.name) | kept_settings(network_dir)
-    return validated(lambda: NetworkConfig.model_validate(document))
-
-
-def kept_settings(network_dir: Path | None) -> dict[str, Any]:
-    """What a take-over keeps beyond the kernel's interfaces: the host name, and the NTP servers
-    timesyncd uses now (a take-over without them would stop the clock's synchronisation)."""
-    kept: dict[str, Any] = {}
-    hostname = socket.gethostname()
-    if HOST_LABEL.fullmatch(hostname):
-        kept["hostname"] = hostname
-    servers = ntp_servers_in_use(network_dir)
-    if servers:
-        kept["ntp_servers"] = servers
-    return kept
-
-
-def taken_over(nics: list[KernelNic], routes: list[links.Route], management: str) -> dict[str, Any]:
-    """The network document of takeOverFrom (webui/src/lib/network.ts) for these interfaces and
-    routes: each NIC with the addresses it has (static ones as they are, those with a lifetime as
-    DHCPv4 or SLAAC), each bond with its members, the configured routes and default gateways."""
-
-    def addressed(nic: KernelNic) -> dict[str, Any]:
-        dynamic = set(nic.dynamic_addresses)
-        found = [a for a in nic.prefixed_addresses if not ipaddress.ip_interface(a).ip.is_link_local]
-        return {
-            "addresses": [a for a in found if a not in dynamic],
-            "dhcp4": any(a in dynamic and ":" not in a for a in found),
-            "ipv6_autoconf": any(a in dynamic and ":" in a for a in found),
-        }
-
-    physical = [
-        {"name": n.name, "mac": n.mac, **({} if n.bond_master else addressed(n))}
-        for n in nics
-        if n.kind == "physical"
-    ]
-    bonds = [
-        {"name": n.name, "members": n.bond_members, **addressed(n)}
-        for n in nics
-        if n.kind == "bond" and n.bond_members
-    ]
-    configured = [
-        r
-        for r in routes
-        if r.gateway is not None
-        and r.protocol in _CONFIGURED_ROUTE
-        and not ipaddress.ip_address(r.gateway).is_link_local
-    ]
-
-    def gateway(default: str) -> str | None:
-        return next(
-            (r.gateway for r in configured if r.table == links.RT_TABLE_MAIN and r.destination == default),
-            None,
-        )
-
-    static_routes = [
-        {"destination": r.destination, "gateway": r.gateway}
-        | ({"table": r.table} if r.table != links.RT_TABLE_MAIN else {})
-        | ({"metric": r.metric} if r.metric is not None else {})
-        for r in configured
-        if r.table != links.RT_TABLE_MAIN or r.destination not in ("0.0.0.0/0", "::/0")
-    ]
-    return {
-        "management_interface": management,
-        "nics": physical,
-        "bonds": bonds,
-        "routes": static_routes,
-        "gateway4": gateway("0.0.0.0/0"),
-        "gateway6": gateway("::/0"),
-    }
+    return network_takeover.document(nics, routes, management.name, network_dir)
 
 
 def _check_answers(change: ConsoleManagementChange) -> None:

@@ -3,6 +3,7 @@ import {
   networkDeleteNetwork,
   networkGetClock,
   networkGetNetwork,
+  networkGetTakeover,
   networkListInterfaces,
   networkListRoutes,
   networkPutNetwork,
@@ -40,6 +41,15 @@ export const clockQuery = () =>
     queryFn: async ({ signal }) => (await networkGetClock({ signal })).data,
     refetchInterval: 10_000,
   });
+
+/**
+ * "Manage this node's network": the API reads what the kernel runs now into a first network document
+ * (nothing is saved), managed on the interface holding `address`, the one this page was opened at.
+ * On demand, so a mutation: its pending state and error belong to the button.
+ */
+export const takeOverMutation = () => ({
+  mutationFn: async (address: string) => (await networkGetTakeover({ query: { address } })).data,
+});
 
 /** Saving changes the candidate only: the network changes when the revision is applied. */
 export const putNetworkMutation = (queryClient: QueryClient) => ({
