@@ -8,13 +8,19 @@ way in tests/image.
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pexpect
 import pytest
+
+from fulcrum.config.network import NetworkConfig
+from fulcrum.render import render_network
 
 CONSOLE_MENU = Path(__file__).resolve().parents[3] / "overlay/usr/lib/fulcrum/console-menu"
 PASSWORD = "console passphrase 7"
@@ -100,3 +106,32 @@ def test_a_damaged_password_file_keeps_the_console_locked(console: pexpect.spawn
     console.sendline("")
     console.expect_exact("Wrong password.")
     console.expect_exact("Console password: ")
+
+
+def load_menu() -> ModuleType:
+    loader = importlib.machinery.SourceFileLoader("console_menu", str(CONSOLE_MENU))
+    spec = importlib.util.spec_from_loader("console_menu", loader)
+    assert spec is not None
+    menu = importlib.util.module_from_spec(spec)
+    loader.exec_module(menu)
+    return menu
+
+
+def test_the_management_interface_is_the_managed_networks_once_the_api_manages_it(tmp_path: Path) -> None:
+    """The header and the management-address item name the interface the API manages as the
+    management one, read from the files the API renders, not the first boot's NIC, which may now be
+    a bond's member without an address of its own."""
+    menu = load_menu()
+    menu.MGMT_NETWORK = tmp_path / "80-fulcrum-mgmt.network"  # the first boot's, on the first NIC
+    menu.MGMT_NETWORK.write_text("[Match]\nMACAddress=52:54:00:12:34:01\n\n[Network]\nDHCP=yes\n")
+    menu.ip_json = lambda *args: [{"ifname": "enp0s3", "address": "52:54:00:12:34:01"}]
+    assert menu.management_interface() == "enp0s3"
+    network = NetworkConfig.model_validate({
+        "management_interface": "front",
+        "nics": [{"name": "enp0s3", "mac": "52:54:00:12:34:01"}, {"name": "enp0s4", "mac": "52:54:00:12:34:02"}],
+        "bonds": [{"name": "bond0", "members": ["enp0s3", "enp0s4"]}],
+        "vlans": [{"name": "front", "parent": "bond0", "vlan_id": 100, "addresses": ["192.0.2.5/24"]}],
+    })
+    for name, text in render_network(network).items():
+        (tmp_path / name).write_text(text)
+    assert menu.management_interface() == "front"
