@@ -66,6 +66,7 @@ def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int) -> None:
         assert_ipvs_has_service(run, tcp_backend)
         assert_time_sync(run)
         assert_notify_fifos(run)
+        assert_api_answers_over_ipv6(run)
         interface = management_interface(run)
         assert_address(appliance, run, interface, dynamic=True)  # DHCP on first boot
         data_bytes = int(run("df -B1 --output=size /data | tail -n 1", 30))
@@ -245,6 +246,16 @@ def assert_time_sync(run: Callable[[str, float], str]) -> None:
     assert shown.get("NTP") == "yes", f"timedatectl reports NTP off: {shown}"
     servers = run("timedatectl show-timesync -p SystemNTPServers --value", 30).split()
     assert servers and all(server.endswith(".debian.pool.ntp.org") for server in servers), servers
+
+
+def assert_api_answers_over_ipv6(run: Callable[[str, float], str]) -> None:
+    """The API listens on IPv6 too (one socket for both families): HTTPS to [::1] from the shell."""
+    fetch = (
+        "import ssl, urllib.request; "
+        "print(urllib.request.urlopen('https://[::1]/api/v1/health', "
+        "context=ssl._create_unverified_context(), timeout=30).status)"
+    )
+    assert run(f'python3 -c "{fetch}"', 60) == "200", "the API does not answer over IPv6"
 
 
 def assert_notify_fifos(run: Callable[[str, float], str]) -> None:

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 from collections.abc import Callable, Iterator
 from typing import Annotated
 from urllib.parse import urlsplit
@@ -76,7 +78,16 @@ def refuse_cross_site(request: Request) -> None:
 
 
 def client_address(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
+    """The peer's address; an IPv4 client of the appliance's dual-stack listener (fulcrum.serve)
+    arrives as ::ffff:192.0.2.1 and is named 192.0.2.1, as the firewall and the audit log know it."""
+    if request.client is None:
+        return "unknown"
+    host = request.client.host
+    with contextlib.suppress(ValueError):
+        mapped = ipaddress.IPv6Address(host).ipv4_mapped
+        if mapped is not None:
+            return str(mapped)
+    return host
 
 
 def presented_token(request: Request, credentials: HTTPAuthorizationCredentials | None) -> str | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import socket
 import ssl
 import threading
 from collections.abc import Callable
@@ -98,13 +99,40 @@ def config(
     )
 
 
+def listening_socket(host: str, port: int) -> socket.socket:
+    """The listener for `host`: "::" is both families on one socket (IPV6_V6ONLY off; asyncio and
+    uvicorn would make it IPv6 only), or IPv4's 0.0.0.0 alone where IPv6 is off in this kernel."""
+    if host != "::":
+        return _bound(socket.AF_INET6 if ":" in host else socket.AF_INET, host, port)
+    try:
+        return _bound(socket.AF_INET6, host, port, dual_stack=True)
+    except OSError as error:
+        log.warning("no IPv6 here (%s): listening on IPv4 only", error)
+        return _bound(socket.AF_INET, "0.0.0.0", port)  # noqa: S104 -- "::" asked for every address
+
+
+def _bound(family: socket.AddressFamily, host: str, port: int, *, dual_stack: bool = False) -> socket.socket:
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if dual_stack:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        sock.bind((host, port))
+        sock.listen(2048)  # uvicorn's default backlog
+        sock.set_inheritable(True)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 def main() -> None:
     from fulcrum.settings import get_settings
 
     parser = argparse.ArgumentParser(
         description="Serve the Fulcrum API and dashboard (HTTPS when FULCRUM_TLS_CERTFILE is set)"
     )
-    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--host", default="127.0.0.1", help='"::": IPv6 and IPv4 on one socket')
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--log-level", default="info")
     arguments = parser.parse_args()
@@ -122,7 +150,7 @@ def main() -> None:
             log_level=arguments.log_level,
         )
     )
-    server.run()
+    server.run(sockets=[listening_socket(arguments.host, arguments.port)])
 
 
 if __name__ == "__main__":
