@@ -139,14 +139,17 @@ class SyslogReceiver:
     port: int
     lines: list[bytes] = field(default_factory=list)
     received: threading.Event = field(default_factory=threading.Event)
+    resets: int = 0  # TCP: connections that ended in a reset, not in the sender's close
 
 
 @contextmanager
 def syslog_receiver(
-    transport: str, host: str = "127.0.0.1", tls: ssl.SSLContext | None = None
+    transport: str, host: str = "127.0.0.1", tls: ssl.SSLContext | None = None, after_handshake: bytes = b""
 ) -> Iterator[SyslogReceiver]:
     """UDP: one datagram per record. TCP: octet-counted records (RFC 6587), parsed strictly; with
-    `tls`, over TLS (RFC 5425, the same framing). A refused handshake is dropped."""
+    `tls`, over TLS (RFC 5425, the same framing). A refused handshake is dropped. `after_handshake`
+    is sent to every client once connected, as a TLS 1.3 server sends its session tickets: what a
+    sender must read before it closes, or its kernel answers with a reset."""
     kind = socket.SOCK_DGRAM if transport == "udp" else socket.SOCK_STREAM
     sock = socket.socket(socket.AF_INET, kind)
     sock.bind((host, 0))
@@ -180,8 +183,13 @@ def syslog_receiver(
                 continue
             with stream:
                 data = b""
-                while chunk := stream.recv(65535):
-                    data += chunk
+                try:
+                    if after_handshake:
+                        stream.sendall(after_handshake)
+                    while chunk := stream.recv(65535):
+                        data += chunk
+                except ConnectionResetError:
+                    receiver.resets += 1
             while data:
                 length, _, rest = data.partition(b" ")
                 keep(rest[: int(length)])

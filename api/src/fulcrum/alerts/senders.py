@@ -6,6 +6,7 @@ own thread and the test button in the request's worker thread, never on the even
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import http.client
@@ -188,6 +189,18 @@ def syslog_line(config: dict[str, Any], alert: Alert) -> bytes:
     return f"{header} {alert.text}".encode()
 
 
+def _close_after_receiver(sock: ssl.SSLSocket) -> None:
+    """End a TLS connection once the receiver has closed its side. A TLS 1.3 server sends its
+    session tickets after the handshake; closing with them unread makes the kernel answer with a
+    reset instead of a FIN, and the receiver sees a connection reset instead of the end of the
+    line (measured against a Node TLS receiver: 107 resets in 300 sends). So: half-close, read
+    what is left (raw bytes: only the end matters) until the receiver closes, within TIMEOUT."""
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_WR)  # the TLS layer is done; this is the TCP socket's FIN
+        while sock.recv(4096):
+            pass
+
+
 def send_syslog(config: dict[str, Any], alert: Alert) -> str:
     line = syslog_line(config, alert)
     host, port, transport = config["host"], config["port"], config["transport"]
@@ -203,6 +216,7 @@ def send_syslog(config: dict[str, Any], alert: Alert) -> str:
             if transport == "tls":
                 with _tls_context(config).wrap_socket(raw, server_hostname=host) as sock:
                     sock.sendall(framed)
+                    _close_after_receiver(sock)
             else:
                 raw.sendall(framed)
     return f"sent {len(line)} bytes over {transport} to {host}:{port}"
