@@ -7,7 +7,7 @@ import re
 import socket
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +79,7 @@ def errors(response: Any) -> list[tuple[list[Any], str]]:
     return found
 
 
-def kernel_nic(name: str, mac: str, prefixed: list[str], dynamic: tuple[str, ...] = (), **fields: Any) -> KernelNic:
+def kernel_nic(name: str, mac: str, prefixed: list[str], dynamic: Sequence[str] = (), **fields: Any) -> KernelNic:
     """An interface as fulcrum.dataplane.nics reads it from the kernel (a NIC unless `kind` says)."""
     return KernelNic(**{
         "name": name, "kind": "physical", "mac": mac, "driver": "virtio_net", "operstate": "up", "carrier": True,

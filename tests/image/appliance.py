@@ -14,6 +14,7 @@ import re
 import socket
 import ssl
 import struct
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -56,7 +57,7 @@ _TUNSETIFF, _IFF_TAP, _IFF_NO_PI = 0x400454CA, 0x0002, 0x1000
 
 @dataclass(frozen=True)
 class TapNic:
-    """A NIC of the VM on a bridge of the test's own network (tests/image/pair.py), through a tap.
+    """A NIC of the VM on a bridge of the test's own network (image_pair.py), through a tap.
 
     The tap is made anew at every start, in the bridges' namespace, and qemu holds its only
     descriptor: when the VM powers off the tap goes and the bridge loses the port, as a switch
@@ -94,6 +95,14 @@ class _Spawn(pexpect.spawn):  # type: ignore[misc]
 
     def _spawnpty(self, args: list[str], **kwargs: Any) -> ptyprocess.PtyProcess:
         return ptyprocess.PtyProcess.spawn(args, pass_fds=self._pass_fds, **kwargs)
+
+
+def new_disk(image: Path, disk: Path) -> Path:
+    """A new 8 GiB qcow2 at `disk` over the image (so /data has room to grow); the image stays pristine."""
+    subprocess.run(
+        ["qemu-img", "create", "-q", "-f", "qcow2", "-b", str(image), "-F", "qcow2", str(disk), "8G"], check=True
+    )
+    return disk
 
 
 def free_port() -> int:

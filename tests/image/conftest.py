@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from appliance import BASE_IMAGE, EXTRA_NIC_MACS, REPO, Appliance
+from appliance import BASE_IMAGE, EXTRA_NIC_MACS, REPO, Appliance, new_disk
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BUILD_TIMEOUT = 3600
@@ -37,11 +37,8 @@ def results(request: pytest.FixtureRequest) -> Path:
 
 
 def _booted(image: Path, results: Path, firmware: str, extra_nics: int = 0) -> Iterator[Appliance]:
-    """A fresh appliance: a new 8 GiB qcow2 over the image (so /data has room to grow), booted."""
-    disk = results / "disk.qcow2"
-    subprocess.run(
-        ["qemu-img", "create", "-q", "-f", "qcow2", "-b", str(image), "-F", "qcow2", str(disk), "8G"], check=True
-    )
+    """A fresh appliance on a new disk over the image, booted."""
+    disk = new_disk(image, results / "disk.qcow2")
     vm = Appliance(disk=disk, results=results, firmware=firmware, extra_nics=extra_nics)
     vm.start()
     try:

@@ -16,13 +16,13 @@ and one tap on each segment's bridge (appliance.TapNic).
 
 from __future__ import annotations
 
-import subprocess
+import ipaddress
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from appliance import Appliance, TapNic
+from appliance import Appliance, TapNic, new_disk
 from lab import defer, scope
 from lab.backends import HttpServer, NtpServer, TcpEchoServer
 from lab.pair import BACK, ECHO_PORT, FRONT, GATEWAY, SYNC
@@ -43,7 +43,7 @@ def tap_mac(node: str, segment: str) -> str:
 
 
 def node_address(node: str, segment: str) -> str:
-    return SEGMENTS[segment].replace(".0/24", f".{NODES[node]}")
+    return str(ipaddress.ip_network(SEGMENTS[segment]).network_address + NODES[node])
 
 
 @dataclass
@@ -64,14 +64,10 @@ class ImagePair:
 
 
 def _disk(image: Path, results: Path, node: str) -> Path:
-    """A new 8 GiB qcow2 over the image for one appliance; deleted at the end (it is large), with
-    the UEFI variables image/run-vm keeps beside it."""
-    disk = results / f"disk-{node}.qcow2"
-    subprocess.run(
-        ["qemu-img", "create", "-q", "-f", "qcow2", "-b", str(image), "-F", "qcow2", str(disk), "8G"], check=True
-    )
+    """One appliance's disk over the image; deleted at the end (it is large), with the UEFI
+    variables image/run-vm keeps beside it."""
     defer(lambda: [scratch.unlink() for scratch in results.glob(f"disk-{node}.*")])
-    return disk
+    return new_disk(image, results / f"disk-{node}.qcow2")
 
 
 @contextmanager
