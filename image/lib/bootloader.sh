@@ -3,7 +3,7 @@
 # Sourced by image/build-vm-image and by the Buildroot post-image script.
 
 # Built into the images so GRUB never needs a module directory on disk.
-GRUB_COMMON_MODULES="part_gpt fat ext2 normal linux search search_label configfile echo test serial terminal gzio loadenv"
+GRUB_COMMON_MODULES="part_gpt fat ext2 normal linux search search_label configfile echo test serial terminal gzio loadenv regexp"
 GRUB_BIOS_MODULES="biosdisk $GRUB_COMMON_MODULES"
 GRUB_EFI_MODULES="$GRUB_COMMON_MODULES efi_gop all_video"
 # BIOS GRUB reads its config from the ESP of the disk it was loaded from; UEFI GRUB from the

@@ -1,10 +1,33 @@
 """Schema upgrades. Alembic is the only way the schema changes (an appliance keeps its database
-across firmware upgrades), so start-up runs `upgrade head` before serving."""
+across firmware upgrades), so start-up runs `upgrade head` before serving.
+
+Both root slots share the database on /data, so a firmware upgrade and its roll-back meet it:
+- before a newer version migrates the schema, it keeps a copy of the database as it was,
+  `fulcrum.db.at-<revision>` beside it;
+- an older version that finds the database at a schema it does not know (a newer version migrated
+  it, then was rolled back) puts back the copy at its own schema and keeps the newer database as
+  `fulcrum.db.at-<its revision>`. What was changed under the newer version is not in the copy.
+"""
 
 from __future__ import annotations
 
+import logging
+import sqlite3
+from pathlib import Path
+
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import create_engine
+
+log = logging.getLogger("fulcrum.migrate")
+
+SQLITE_PREFIX = "sqlite:///"
+
+
+class SchemaTooNew(RuntimeError):
+    """The database's schema is newer than this version's, and no copy at this version's was kept."""
 
 
 def alembic_config(database_url: str) -> Config:
@@ -16,4 +39,59 @@ def alembic_config(database_url: str) -> Config:
 
 
 def upgrade(database_url: str, revision: str = "head") -> None:
-    command.upgrade(alembic_config(database_url), revision)
+    config = alembic_config(database_url)
+    if revision == "head" and database_url.startswith(SQLITE_PREFIX):
+        _meet_other_versions(Path(database_url.removeprefix(SQLITE_PREFIX)), config)
+    command.upgrade(config, revision)
+
+
+def copy_at(database: Path, revision: str) -> Path:
+    return database.with_name(f"{database.name}.at-{revision}")
+
+
+def _meet_other_versions(database: Path, config: Config) -> None:
+    if not database.is_file():
+        return
+    script = ScriptDirectory.from_config(config)
+    head = script.get_current_head()
+    current = _current_revision(database)
+    if current is None or current == head or head is None:
+        return
+    if _known(script, current):
+        log.info("keeping the database at schema %s before migrating it to %s", current, head)
+        _copy(database, copy_at(database, current))
+        return
+    kept = copy_at(database, head)
+    if not kept.is_file():
+        raise SchemaTooNew(
+            f"the database {database} is at schema {current}, which this version does not know (a newer "
+            f"version migrated it), and no copy at this version's schema {head} was kept ({kept})"
+        )
+    log.warning("the database is at schema %s, newer than this version's %s (a roll-back): restoring %s "
+                "and keeping the newer one as %s", current, head, kept, copy_at(database, current))  # fmt: skip
+    _copy(database, copy_at(database, current))
+    _copy(kept, database)
+
+
+def _current_revision(database: Path) -> str | None:
+    engine = create_engine(f"{SQLITE_PREFIX}{database}")
+    try:
+        with engine.connect() as connection:
+            return MigrationContext.configure(connection).get_current_revision()
+    finally:
+        engine.dispose()
+
+
+def _known(script: ScriptDirectory, revision: str) -> bool:
+    try:
+        return script.get_revision(revision) is not None
+    except Exception:  # noqa: BLE001 (alembic raises several kinds for a revision it lacks)
+        return False
+
+
+def _copy(source: Path, target: Path) -> None:
+    """SQLite's own backup: consistent whatever its write-ahead log holds."""
+    with sqlite3.connect(source) as origin, sqlite3.connect(target) as copy:
+        origin.backup(copy)
+    origin.close()
+    copy.close()

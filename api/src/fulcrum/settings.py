@@ -119,6 +119,15 @@ class Settings(BaseSettings):
     firmware_max_bundle_bytes: int = Field(default=1536 << 20, gt=0, le=4 << 30)
     # How long `rauc info` (a signature check) and `rauc status` may take.
     rauc_timeout: float = Field(default=60.0, gt=0, le=600)
+    # How the privileged helper restarts the machine (POST /firmware/reboot), e.g.
+    # ["systemctl", "reboot", "--no-block"] on the appliance. Unset: this node does not reboot
+    # itself (the lab, tests, a developer's machine), and the API says so.
+    reboot_command: list[str] | None = None
+    # fulcrum-boot-check (fulcrum/boot_check.py): how long after it starts the appliance has to
+    # become healthy (API answers, helper and keepalived run, the running revision applied) before
+    # a newly installed slot is judged failed, and how many restarts of a unit count as a crash loop.
+    boot_check_deadline: float = Field(default=900.0, gt=0, le=7200)
+    boot_check_max_restarts: int = Field(default=5, ge=1, le=100)
     # The journal System → Logs reads (services/journal.py): None is the system journal; a
     # directory of journal files otherwise (tests write one with systemd-journal-remote).
     journal_directory: Path | None = None

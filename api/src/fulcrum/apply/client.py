@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fulcrum.apply.capture import CaptureResult, CaptureSpec, run_capture
-from fulcrum.apply.result import ApplyResult, DataplaneStats, DataplaneStatus, VrrpView
+from fulcrum.apply.result import (
+    ApplyResult,
+    DataplaneStats,
+    DataplaneStatus,
+    RebootRefused,
+    RebootResult,
+    VrrpView,
+)
 from fulcrum.config.snapshot import ConfigSnapshot
 
 if TYPE_CHECKING:
@@ -43,6 +50,8 @@ class Applier(Protocol):
 
     def capture(self, spec: CaptureSpec) -> CaptureResult: ...
 
+    def reboot(self) -> RebootResult: ...
+
 
 class LocalApplier:
     """Runs the engine in this process, which must itself be privileged."""
@@ -67,6 +76,12 @@ class LocalApplier:
 
     def capture(self, spec: CaptureSpec) -> CaptureResult:
         return run_capture(spec)
+
+    def reboot(self) -> RebootResult:
+        try:
+            return self.engine.reboot()
+        except RebootRefused as error:
+            raise ApplierError(str(error)) from error
 
 
 class SocketApplier:
@@ -95,6 +110,9 @@ class SocketApplier:
         # The capture runs for up to spec.seconds, then tcpdump gets a few seconds to stop.
         request = {"op": "capture", **spec.model_dump(mode="json")}
         return CaptureResult.model_validate(self._call(request, spec.seconds + CAPTURE_GRACE))
+
+    def reboot(self) -> RebootResult:
+        return RebootResult.model_validate(self._call({"op": "reboot"}))
 
     def _change(self, op: str, snapshot: ConfigSnapshot, revision: int) -> Any:
         return self._call({"op": op, "revision": revision, "snapshot": snapshot.model_dump(mode="json")})

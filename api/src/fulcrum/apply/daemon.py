@@ -8,7 +8,8 @@ carry a file, a path or a command.
 Protocol: one request per connection, one JSON object terminated by a newline:
 
     {"op": "apply" | "validate", "revision": 12, "snapshot": {...}}
-    {"op": "status" | "stats"}
+    {"op": "status" | "stats" | "vrrp_view"}
+    {"op": "reboot"}    (the configured reboot command: the request names none)
     {"op": "capture", "interface": "eth0", "count": 100, "seconds": 10, "filter": "tcp port 80"}
 
 and one JSON line back: {"ok": true, "result": {...}} with an ApplyResult, DataplaneStatus,
@@ -42,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from fulcrum.apply.capture import CaptureFailed, CaptureFilterRejected, CaptureSpec, run_capture
 from fulcrum.apply.engine import ApplyEngine
 from fulcrum.apply.engine_settings import engine_config
+from fulcrum.apply.result import RebootRefused
 from fulcrum.config.snapshot import ConfigSnapshot
 from fulcrum.settings import Settings
 
@@ -49,7 +51,7 @@ log = logging.getLogger("fulcrum.applyd")
 
 MAX_REQUEST_BYTES = 16 * 1024 * 1024  # one request line, newline included
 REQUEST_TIMEOUT = 30.0  # for a client to send its request; the apply itself may take longer
-OPS = ("apply", "validate", "status", "stats", "vrrp_view", "capture")
+OPS = ("apply", "validate", "status", "stats", "vrrp_view", "capture", "reboot")
 MAX_QUOTED_ERRORS = 10
 
 
@@ -64,7 +66,7 @@ class ChangeRequest(BaseModel):
 class QueryRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    op: Literal["status", "stats", "vrrp_view"]
+    op: Literal["status", "stats", "vrrp_view", "reboot"]
 
 
 class CaptureRequest(CaptureSpec):
@@ -121,11 +123,13 @@ def handle(engine: ApplyEngine, line: bytes) -> dict[str, Any]:
             result = engine.status()
         elif request.op == "vrrp_view":
             result = engine.vrrp_view()
+        elif request.op == "reboot":
+            result = engine.reboot()
         else:
             result = engine.stats()
     except CaptureFilterRejected as error:
         return {"ok": False, "error": str(error), "field": "filter"}
-    except CaptureFailed as error:
+    except (CaptureFailed, RebootRefused) as error:
         return {"ok": False, "error": str(error)}
     except Exception as error:  # the client gets an answer even when the engine has a bug
         log.exception("%s failed", request.op)

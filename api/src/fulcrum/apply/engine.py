@@ -60,11 +60,13 @@ from fulcrum.apply.result import (
     DataplaneStats,
     DataplaneStatus,
     InterfaceView,
+    RebootRefused,
+    RebootResult,
     StepReport,
     VrrpView,
 )
 from fulcrum.apply.state import StateFile
-from fulcrum.apply.tools import ToolError
+from fulcrum.apply.tools import ToolError, run_tool
 from fulcrum.config.snapshot import ConfigSnapshot
 from fulcrum.dataplane.ipvs_table import IpvsUnavailable, ipvs_available, read_ipvs
 from fulcrum.dataplane.links import read_interfaces
@@ -97,6 +99,8 @@ class EngineConfig:
     # The appliance's own network through systemd-networkd; None where networkd does not manage
     # the machine (the VM lab, the host test rigs): the daemon is then not in the engine at all.
     network: NetworkPaths | None = None
+    # How the machine is restarted on the admin's word (a firmware upgrade); None: it is not.
+    reboot_command: tuple[str, ...] | None = None
     # This node's BGP through FRR; None where Fulcrum does not manage FRR: not in the engine at all.
     frr: FrrPaths | None = None
 
@@ -238,6 +242,20 @@ class ApplyEngine:
         return DataplaneStats(
             ipvs_available=True, ipvs_detail=detail, table=table, backend_warnings=self.vip_guard.warnings()
         )
+
+    def reboot(self) -> RebootResult:
+        """Restart the machine with the configured command (a request never carries one)."""
+        command = self.config.reboot_command
+        if not command:
+            raise RebootRefused("this node does not restart itself: no reboot command is configured")
+        try:
+            run = run_tool(command)
+        except ToolError as error:
+            raise RebootRefused(str(error)) from error
+        if run.returncode != 0:
+            raise RebootRefused(f"{command[0]} failed (exit {run.returncode}): {run.output.strip()[:300]}")
+        log.warning("restarting the machine on the API's request (%s)", " ".join(command))
+        return RebootResult(message="the node is restarting")
 
     def vrrp_view(self) -> VrrpView:
         """The interfaces with their addresses, and whether keepalived's VRRP process runs."""

@@ -44,6 +44,7 @@ def engine_config(settings: Settings) -> EngineConfig:
         if settings.network_dir
         else None,
         frr=FrrPaths(settings.frr_config) if settings.frr_config else None,
+        reboot_command=tuple(settings.reboot_command) if settings.reboot_command else None,
     )
 
 

@@ -90,3 +90,11 @@ class DataplaneStats(BaseModel):
     ipvs_detail: str
     table: IpvsTable | None = None  # None when IPVS is unavailable
     backend_warnings: list[BackendWarning] = Field(default_factory=list)  # the DR/TUN guardrail's
+
+
+class RebootRefused(RuntimeError):
+    """The machine was not restarted: this node has no reboot command, or it failed."""
+
+
+class RebootResult(BaseModel):
+    message: str  # what the helper did: the restart has been started, the node goes away next

@@ -9,11 +9,11 @@ from fastapi import APIRouter, Request, status
 from fastapi.concurrency import run_in_threadpool
 
 from fulcrum.db import SessionDep, end_read, writes_late
-from fulcrum.deps import ActorDep, Admin, SettingsDep, Viewer
+from fulcrum.deps import ActorDep, Admin, ApplierDep, SettingsDep, Viewer
 from fulcrum.openapi import error
 from fulcrum.routers.one_writer import any_node
 from fulcrum.schemas.firmware import FirmwareBundle, FirmwareStatus
-from fulcrum.services import firmware
+from fulcrum.services import firmware, firmware_upgrade
 
 # The route's hard ceiling; the working limit is the setting firmware_max_bundle_bytes.
 MAX_BUNDLE_BODY = 4 << 30
@@ -31,9 +31,13 @@ BUNDLE_BODY: dict[str, Any] = {
 router = APIRouter(prefix="/firmware", tags=["firmware"])
 
 
-@router.get("", summary="This node's root slots (A/B) and the uploaded bundle waiting to be installed")
+@router.get(
+    "",
+    summary="This node's root slots (A/B), the bundle waiting to be installed, the install now and the "
+    "last upgrade's outcome",
+)
 def get_firmware(settings: SettingsDep, _: Viewer) -> FirmwareStatus:
-    return firmware.status(settings)
+    return firmware_upgrade.status(settings)
 
 
 @router.post(
@@ -69,3 +73,32 @@ async def upload_bundle(
 @any_node
 def delete_bundle(session: SessionDep, settings: SettingsDep, _: Admin, actor: ActorDep) -> None:
     firmware.discard(session, actor, settings)
+
+
+@router.post(
+    "/install",
+    status_code=status.HTTP_202_ACCEPTED,
+    summary="Install the waiting bundle into the slot that is not running; the running one keeps serving",
+    description="Answers once RAUC has started; GET /firmware shows the progress, then the upgrade as "
+    "installed. The new system runs after POST /firmware/reboot, and is kept only once it is found healthy.",
+    responses={
+        404: error("No bundle is waiting"),
+        409: error("Not an A/B system, RAUC not answering, or an install already running"),
+    },
+)
+@any_node
+def install_bundle(session: SessionDep, settings: SettingsDep, _: Admin, actor: ActorDep) -> FirmwareStatus:
+    return firmware_upgrade.start_install(session, actor, settings)
+
+
+@router.post(
+    "/reboot",
+    status_code=status.HTTP_202_ACCEPTED,
+    summary="Restart this node now (into the installed slot, when an upgrade waits for it)",
+    responses={409: error("An install is running, or this node does not restart itself")},
+)
+@any_node
+def reboot_node(
+    session: SessionDep, settings: SettingsDep, applier: ApplierDep, _: Admin, actor: ActorDep
+) -> None:
+    firmware_upgrade.reboot(session, actor, applier, settings)

@@ -1,0 +1,199 @@
+"""Installing the uploaded bundle into the inactive root slot, and following the upgrade to its end.
+
+RAUC's service (root) writes the slot; the API, unprivileged, only asks it over D-Bus with `busctl`
+(the bus policy lets only root and the API's group talk to it:
+overlay/etc/dbus-1/system.d/fulcrum-rauc.conf). The bundle's path is the API's own file; nothing a
+client sends reaches the command line.
+
+The upgrade record, upgrade.json beside the bundle on /data (which both slots share), follows one
+upgrade across the reboot:
+- the API writes it when the install starts (`installing`) and moves it on once RAUC is idle again:
+  `installed` when the target slot carries the bundle's version, `install_failed` with RAUC's own
+  error otherwise (the running slot was never touched);
+- fulcrum-boot-check (root, at every boot: fulcrum/boot_check.py) moves an installed upgrade on:
+  `good` when the new slot is found healthy, `failed` when not (it then marks the slot bad and
+  restarts the machine), and `rolled_back` when the machine came up on the old slot instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy.orm import Session
+
+from fulcrum.apply.client import Applier, ApplierError
+from fulcrum.errors import Conflict, NotAbSystem, NotFound
+from fulcrum.schemas.firmware import FirmwareInstall, FirmwareStatus, FirmwareUpgrade, UpgradeState
+from fulcrum.services import audit, firmware
+from fulcrum.settings import Settings
+
+UPGRADE_FILE = "upgrade.json"
+RAUC_INSTALLER = ("de.pengutronix.rauc", "/", "de.pengutronix.rauc.Installer")
+BUSCTL = "busctl"
+
+
+def status(settings: Settings) -> FirmwareStatus:
+    """The slots and the waiting bundle (firmware.status), RAUC's install now and the last upgrade."""
+    current = firmware.status(settings)
+    if not current.ab_system:
+        return current
+    install = install_state(settings.rauc_timeout)
+    upgrade = read_record(firmware.firmware_dir(settings))
+    if upgrade is not None and upgrade.state == "installing" and install is not None:
+        upgrade = _settle_install(settings, current, install, upgrade)
+        current = firmware.status(settings)  # the bundle is gone once installed
+    return current.model_copy(update={"install": install, "upgrade": upgrade})
+
+
+def start_install(session: Session, actor: audit.Actor, settings: Settings) -> FirmwareStatus:
+    """Have RAUC write the waiting bundle into the slot that is not running; answers at once."""
+    firmware.rauc_system(settings)
+    bundle = firmware.pending_bundle(settings)
+    if bundle is None:
+        raise NotFound("no firmware bundle is waiting to be installed: upload one first")
+    current = firmware.status(settings)
+    if current.booted is None or not current.slots:
+        raise Conflict(f"RAUC cannot say which slot is running, so nothing was installed: {current.detail}")
+    targets = [slot for slot in current.slots if slot.bootname and slot.bootname != current.booted]
+    if len(targets) != 1 or targets[0].bootname is None:
+        raise Conflict(f"expected exactly one slot besides the running {current.booted}; RAUC reports "
+                       f"{', '.join(slot.name for slot in current.slots)}")  # fmt: skip
+    install = install_state(settings.rauc_timeout)
+    if install is None:
+        raise Conflict("RAUC's service does not answer on D-Bus, so nothing was installed")
+    if install.operation != "idle":
+        raise Conflict(f"RAUC is already {install.operation}: wait for it to finish")
+    bundle_path = firmware.firmware_dir(settings) / firmware.BUNDLE_FILE
+    now = datetime.now(UTC)
+    record = FirmwareUpgrade(
+        version=bundle.version,
+        from_slot=current.booted,
+        to_slot=targets[0].bootname,
+        state="installing",
+        reason=None,
+        started_at=now,
+        updated_at=now,
+    )
+    write_record(firmware.firmware_dir(settings), record)
+    installer, path, interface = RAUC_INSTALLER
+    result = _run(
+        [BUSCTL, "call", installer, path, interface, "InstallBundle", "sa{sv}", str(bundle_path), "0"],
+        settings.rauc_timeout,
+    )
+    if result.returncode != 0:
+        reason = _last_line(result.stderr) or "no answer"
+        write_record(firmware.firmware_dir(settings), moved(record, "install_failed", reason))
+        raise Conflict(f"RAUC did not start the install: {reason}")
+    audit.record(
+        session,
+        actor,
+        "firmware.install",
+        bundle.version,
+        {"sha256": bundle.sha256, "from_slot": record.from_slot, "to_slot": record.to_slot},
+    )
+    return status(settings)
+
+
+def reboot(session: Session, actor: audit.Actor, applier: Applier, settings: Settings) -> None:
+    """Restart the node now (into the installed slot, when an upgrade waits for it)."""
+    try:
+        firmware.rauc_system(settings)
+        install = install_state(settings.rauc_timeout)
+    except NotAbSystem:
+        install = None
+    if install is not None and install.operation != "idle":
+        raise Conflict("RAUC is writing a slot: restart when the install has finished")
+    upgrade = read_record(firmware.firmware_dir(settings))
+    detail = {"upgrade": upgrade.version, "to_slot": upgrade.to_slot} if upgrade else {}
+    try:
+        applier.reboot()
+    except ApplierError as error:
+        raise Conflict(f"the node was not restarted: {error}") from error
+    audit.record(session, actor, "system.reboot", upgrade.version if upgrade else "", detail)
+
+
+def install_state(timeout: float) -> FirmwareInstall | None:
+    """RAUC's Operation, Progress and LastError properties; None when its service does not answer."""
+    installer, path, interface = RAUC_INSTALLER
+    command = [BUSCTL, "--json=short", "get-property", installer, path, interface]
+    result = _run([*command, "Operation", "Progress", "LastError"], timeout)
+    if result.returncode != 0:
+        return None
+    try:
+        operation, progress, last_error = (json.loads(line)["data"] for line in result.stdout.splitlines())
+        percent, message, _depth = progress
+    except (ValueError, KeyError, TypeError):
+        return None
+    installing = operation != "idle"
+    return FirmwareInstall(
+        operation=str(operation),
+        progress=int(percent) if installing else None,
+        message=str(message) if installing and message else None,
+        last_error=str(last_error) or None,
+    )
+
+
+def read_record(directory: Path) -> FirmwareUpgrade | None:
+    try:
+        return FirmwareUpgrade.model_validate_json((directory / UPGRADE_FILE).read_text())
+    except FileNotFoundError:
+        return None
+    except ValueError:  # not written by us, or cut short: no upgrade is known
+        return None
+
+
+def write_record(directory: Path, record: FirmwareUpgrade) -> None:
+    """Atomically; readable by the API when the boot check (root) writes it."""
+    directory.mkdir(mode=0o750, parents=True, exist_ok=True)
+    temporary = directory / (UPGRADE_FILE + ".new")
+    temporary.write_text(record.model_dump_json(indent=1))
+    os.chmod(temporary, 0o644)
+    os.replace(temporary, directory / UPGRADE_FILE)
+
+
+def moved(record: FirmwareUpgrade, state: UpgradeState, reason: str | None = None) -> FirmwareUpgrade:
+    return record.model_copy(
+        update={"state": state, "reason": reason or record.reason, "updated_at": datetime.now(UTC)}
+    )
+
+
+def _settle_install(
+    settings: Settings, current: FirmwareStatus, install: FirmwareInstall, record: FirmwareUpgrade
+) -> FirmwareUpgrade:
+    """An install RAUC has finished: did the target slot get the bundle?"""
+    if install.operation != "idle":
+        return record
+    target = next((slot for slot in current.slots if slot.bootname == record.to_slot), None)
+    if target is not None and target.version == record.version:
+        record = moved(record, "installed", None)
+        _drop_installed_bundle(settings, record.version)
+    else:
+        reason = install.last_error or f"slot {record.to_slot} does not carry version {record.version}"
+        record = moved(record, "install_failed", reason)
+    write_record(firmware.firmware_dir(settings), record)
+    return record
+
+
+def _drop_installed_bundle(settings: Settings, version: str) -> None:
+    """The bundle is in its slot now: its copy on /data only takes room."""
+    bundle = firmware.pending_bundle(settings)
+    if bundle is not None and bundle.version == version:
+        directory = firmware.firmware_dir(settings)
+        (directory / firmware.BUNDLE_INFO).unlink(missing_ok=True)
+        (directory / firmware.BUNDLE_FILE).unlink(missing_ok=True)
+
+
+def _run(command: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+    except (subprocess.TimeoutExpired, OSError) as error:
+        return subprocess.CompletedProcess(command, returncode=-1, stdout="", stderr=str(error))
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][: firmware.MAX_REASON] if lines else ""
