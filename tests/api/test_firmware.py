@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from apitest import login_as
+from fulcrum.apply.client import LocalApplier
+from fulcrum.apply.engine import ApplyEngine
 from fulcrum.models import AuditEntry
 from lab.bundles import DEV_KEYS, Bundles, make_bundles
 from lab.wait import wait_until
@@ -259,3 +262,88 @@ def test_an_ab_system_without_its_service_says_why(ab_client: TestClient) -> Non
     status = ab_client.get(URL).json()
     assert status["ab_system"] is True and status["slots"] == []
     assert status["detail"].startswith("rauc status failed: ")
+
+
+# --- install and reboot ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def file_slots(rauc_conf: Path, tmp_path: Path) -> Path:
+    """The slots as files here: whatever RAUC does, it never touches a disk of this machine."""
+    conf = rauc_conf.read_text()
+    for name in ("root-a", "root-b"):
+        (tmp_path / name).write_bytes(b"\0" * (1 << 20))
+        conf = conf.replace(f"/dev/disk/by-partlabel/{name}", str(tmp_path / name))
+    rauc_conf.write_text(conf)
+    return tmp_path
+
+
+def test_an_install_needs_a_waiting_bundle(ab_client: TestClient, firmware_dir: Path) -> None:
+    answer = ab_client.post(f"{URL}/install")
+    assert answer.status_code == 404
+    assert answer.json()["detail"] == "no firmware bundle is waiting to be installed: upload one first"
+    assert kept_files(firmware_dir) == []
+
+
+def test_an_install_without_the_rauc_service_is_refused_and_changes_nothing(
+    ab_client: TestClient, bundles: Bundles, firmware_dir: Path
+) -> None:
+    assert upload(ab_client, bundles.good)[0] == 201
+    answer = ab_client.post(f"{URL}/install")
+    assert answer.status_code == 409
+    assert answer.json()["detail"].startswith("RAUC cannot say which slot is running")
+    assert kept_files(firmware_dir) == ["bundle.json", "bundle.raucb"]  # no upgrade recorded
+    assert ab_client.get(URL).json()["upgrade"] is None
+
+
+def test_an_install_rauc_cannot_finish_is_reported_with_its_reason_and_the_bundle_kept(
+    ab_client: TestClient, bundles: Bundles, file_slots: Path, rauc_service: None,
+    firmware_dir: Path, session: Session,
+) -> None:  # fmt: skip
+    """The real RAUC service starts the install, then fails: this host has no device-mapper for the
+    verity bundle (tests/kernel cannot run RAUC's service either; the image test installs for real)."""
+    wait_until(lambda: ab_client.get(URL).json()["booted"], timeout=30, what="RAUC to answer")
+    assert upload(ab_client, bundles.good)[0] == 201
+    answer = ab_client.post(f"{URL}/install")
+    assert answer.status_code == 202, answer.text
+    upgrade = answer.json()["upgrade"]
+    assert (upgrade["version"], upgrade["from_slot"], upgrade["to_slot"]) == ("2.0.0", "A", "B")
+    assert upgrade["state"] in ("installing", "install_failed")
+    status = wait_until(
+        lambda: (body := ab_client.get(URL).json())["upgrade"]["state"] != "installing" and body,
+        timeout=60,
+        what="RAUC to finish the install",
+    )
+    assert status["upgrade"]["state"] == "install_failed", status
+    assert "Failed mounting bundle" in status["upgrade"]["reason"], status
+    assert status["install"]["operation"] == "idle"
+    assert status["install"]["last_error"] == status["upgrade"]["reason"]
+    assert status["bundle"] is not None and status["bundle"]["version"] == "2.0.0"  # to try again
+    assert (file_slots / "root-b").read_bytes() == b"\0" * (1 << 20)
+    entry = session.scalars(select(AuditEntry).where(AuditEntry.action == "firmware.install")).one()
+    assert entry.target == "2.0.0" and entry.detail["to_slot"] == "B"
+
+
+def test_a_node_without_a_reboot_command_says_so(ab_client: TestClient, session: Session) -> None:
+    answer = ab_client.post(f"{URL}/reboot")
+    assert answer.status_code == 409
+    assert answer.json()["detail"] == (
+        "the node was not restarted: this node does not restart itself: no reboot command is configured"
+    )
+    assert session.scalars(select(AuditEntry).where(AuditEntry.action == "system.reboot")).first() is None
+
+
+def test_a_reboot_runs_the_configured_command_in_the_helper_for_admins_only(
+    app, ab_client: TestClient, applier, tmp_path: Path, session: Session
+) -> None:  # type: ignore[no-untyped-def]
+    restarted = tmp_path / "restarted"
+    config = replace(applier.engine.config, reboot_command=("touch", str(restarted)))
+    app.state.applier = LocalApplier(ApplyEngine(config))
+    operator = login_as(ab_client, "op", "operator")
+    assert operator.post(f"{URL}/reboot").status_code == 403
+    assert not restarted.exists()
+    admin = login_as(ab_client, "boss", "admin")
+    assert admin.post(f"{URL}/reboot").status_code == 202
+    assert restarted.exists()
+    entry = session.scalars(select(AuditEntry).where(AuditEntry.action == "system.reboot")).one()
+    assert entry.username == "boss" and entry.success

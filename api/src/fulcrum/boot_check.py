@@ -5,8 +5,8 @@ reached this check's verdict; this check sets the count back by marking the slot
 does only once the appliance is healthy:
 - the API answers on its HTTPS port;
 - fulcrum-applyd runs, and neither unit is caught restarting over and over;
-- the newest good revision is the one the helper applied, and keepalived runs for it (the API
-  re-applies it at start-up, which reads IPVS back).
+- the newest good revision is the one the helper applied, keepalived runs, and IPVS, read back
+  here, holds what that revision asks for.
 
 On the first boot of a newly installed slot (the upgrade record says `installed`: see
 fulcrum/services/firmware_upgrade.py) an unhealthy appliance is not left to the counter: the record
@@ -35,6 +35,8 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
 from fulcrum.apply.client import ApplierError, SocketApplier
+from fulcrum.config.snapshot import ConfigSnapshot
+from fulcrum.dataplane.ipvs_table import IpvsUnavailable, compare, expected_ipvs, read_ipvs
 from fulcrum.errors import NotAbSystem
 from fulcrum.services import firmware, firmware_upgrade
 from fulcrum.services import revisions as revision_service
@@ -137,13 +139,21 @@ def check(settings: Settings, health_url: str) -> Verdict:
     running = running_revision(settings)
     if running is None:
         return Verdict(True, "the API answers and the apply helper runs (no configuration yet)")
-    if dataplane.applied_revision != running or dataplane.interrupted_revision is not None:
-        return Verdict(
-            False, f"revision {running} is not applied yet (the helper has {dataplane.applied_revision})"
-        )
-    if dataplane.ipvs_available and not dataplane.keepalived_running:
-        return Verdict(False, f"keepalived does not run for revision {running}")
-    return Verdict(True, f"the API answers and revision {running} is applied")
+    number, snapshot = running
+    if dataplane.applied_revision != number or dataplane.interrupted_revision is not None:
+        applied = dataplane.applied_revision
+        return Verdict(False, f"revision {number} is not applied yet (the helper has {applied})")
+    if not dataplane.ipvs_available:
+        return Verdict(True, f"the API answers and revision {number} is applied (no IPVS here)")
+    if not dataplane.keepalived_running:
+        return Verdict(False, f"keepalived does not run for revision {number}")
+    try:
+        differences = compare(expected_ipvs(snapshot), read_ipvs())
+    except IpvsUnavailable as error:
+        return Verdict(False, f"IPVS cannot be read: {error}")
+    if differences:
+        return Verdict(False, f"IPVS does not match revision {number}: {'; '.join(differences[:3])}")
+    return Verdict(True, f"the API answers and IPVS runs revision {number}")
 
 
 def crash_loop(unit: str, max_restarts: int) -> str | None:
@@ -181,7 +191,7 @@ def api_answer(url: str) -> str | None:
         return f"the API does not answer at {url}: {error}"
 
 
-def running_revision(settings: Settings) -> int | None:
+def running_revision(settings: Settings) -> tuple[int, ConfigSnapshot] | None:
     """The newest good revision, read from the database without writing to it."""
     assert settings.database_url is not None
     path = settings.database_url.removeprefix("sqlite:///")
@@ -189,7 +199,8 @@ def running_revision(settings: Settings) -> int | None:
     try:
         with Session(engine) as session:
             revision = revision_service.running(session)
-            return revision.number if revision else None
+            snapshot = revision_service.snapshot_of(revision)
+            return (revision.number, snapshot) if revision and snapshot else None
     finally:
         engine.dispose()
 

@@ -67,9 +67,10 @@ def _meet_other_versions(database: Path, config: Config) -> None:
             f"the database {database} is at schema {current}, which this version does not know (a newer "
             f"version migrated it), and no copy at this version's schema {head} was kept ({kept})"
         )
+    newer = copy_at(database, current)
     log.warning("the database is at schema %s, newer than this version's %s (a roll-back): restoring %s "
-                "and keeping the newer one as %s", current, head, kept, copy_at(database, current))  # fmt: skip
-    _copy(database, copy_at(database, current))
+                "and keeping the newer one as %s", current, head, kept, newer)  # fmt: skip
+    _copy(database, newer)
     _copy(kept, database)
 
 

@@ -1053,6 +1053,38 @@ export type FirmwareBundle = {
 };
 
 /**
+ * FirmwareInstall
+ *
+ * What RAUC's service is doing now, as its D-Bus properties say.
+ */
+export type FirmwareInstall = {
+    /**
+     * Last Error
+     *
+     * Why the last install failed, if it did
+     */
+    last_error: string | null;
+    /**
+     * Message
+     *
+     * RAUC's word on the current step
+     */
+    message: string | null;
+    /**
+     * Operation
+     *
+     * idle or installing
+     */
+    operation: string;
+    /**
+     * Progress
+     *
+     * Percent of the install done, while one runs
+     */
+    progress: number | null;
+};
+
+/**
  * FirmwareSlot
  */
 export type FirmwareSlot = {
@@ -1123,9 +1155,61 @@ export type FirmwareStatus = {
      */
     detail: string | null;
     /**
+     * RAUC's service now; None where it does not answer
+     */
+    install?: FirmwareInstall | null;
+    /**
      * Slots
      */
     slots: Array<FirmwareSlot>;
+    /**
+     * The last upgrade and its outcome
+     */
+    upgrade?: FirmwareUpgrade | null;
+};
+
+/**
+ * FirmwareUpgrade
+ *
+ * The last upgrade started on this node and what became of it.
+ */
+export type FirmwareUpgrade = {
+    /**
+     * From Slot
+     *
+     * The bootname of the slot that ran when it was installed
+     */
+    from_slot: string;
+    /**
+     * Reason
+     *
+     * Why it failed or was rolled back, as far as it is known
+     */
+    reason: string | null;
+    /**
+     * Started At
+     */
+    started_at: string;
+    /**
+     * State
+     */
+    state: 'installing' | 'install_failed' | 'installed' | 'good' | 'failed' | 'rolled_back';
+    /**
+     * To Slot
+     *
+     * The bootname of the slot it was installed into
+     */
+    to_slot: string;
+    /**
+     * Updated At
+     */
+    updated_at: string;
+    /**
+     * Version
+     *
+     * The bundle's version
+     */
+    version: string;
 };
 
 /**
@@ -5422,6 +5506,74 @@ export type FirmwareUploadBundleResponses = {
 };
 
 export type FirmwareUploadBundleResponse = FirmwareUploadBundleResponses[keyof FirmwareUploadBundleResponses];
+
+export type FirmwareInstallBundleData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/firmware/install';
+};
+
+export type FirmwareInstallBundleErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No bundle is waiting
+     */
+    404: Error;
+    /**
+     * Not an A/B system, RAUC not answering, or an install already running
+     */
+    409: Error;
+};
+
+export type FirmwareInstallBundleError = FirmwareInstallBundleErrors[keyof FirmwareInstallBundleErrors];
+
+export type FirmwareInstallBundleResponses = {
+    /**
+     * Successful Response
+     */
+    202: FirmwareStatus;
+};
+
+export type FirmwareInstallBundleResponse = FirmwareInstallBundleResponses[keyof FirmwareInstallBundleResponses];
+
+export type FirmwareRebootNodeData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/firmware/reboot';
+};
+
+export type FirmwareRebootNodeErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * An install is running, or this node does not restart itself
+     */
+    409: Error;
+};
+
+export type FirmwareRebootNodeError = FirmwareRebootNodeErrors[keyof FirmwareRebootNodeErrors];
+
+export type FirmwareRebootNodeResponses = {
+    /**
+     * Successful Response
+     */
+    202: unknown;
+};
 
 export type HaHaDiffData = {
     body?: never;

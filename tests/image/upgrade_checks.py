@@ -1,0 +1,138 @@
+"""A/B firmware upgrades of the booted appliance through its API (test_appliance.py runs them).
+
+The bundles are cut from the image's own slot A by `make bundle` (image/make-bundle --rootfs), as a
+release bundle is, signed with the development key. Before that, each root file system gets a
+marker naming its version (debugfs writes it into the ext4 image: nothing is mounted), so the test
+can see which system runs; the faulty one also gets a test-only fault, a drop-in that makes
+fulcrum-api.service exit at once, as an upgrade whose API cannot start would.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from appliance import REPO, Appliance
+
+MAKE_BUNDLE = REPO / "image/make-bundle"
+OCTETS = {"Content-Type": "application/octet-stream"}
+MARKER = "/etc/fulcrum-test-bundle"
+API_FAULT = "[Service]\nExecStart=\nExecStart=/bin/false\n"
+INSTALL_TIMEOUT = 1200.0
+UPLOAD_TIMEOUT = 900.0
+# The boot check marks a slot good once the appliance is healthy: after the API answers, a read of
+# IPVS and the running revision, in Python under emulation.
+VERDICT_TIMEOUT = 600.0
+
+
+@dataclass(frozen=True)
+class UpgradeBundles:
+    good: Path
+    good_version: str
+    faulty: Path
+    faulty_version: str
+
+
+def make_upgrade_bundles(image: Path, work: Path) -> UpgradeBundles:
+    base = work / "slot-a.ext4"
+    _slot_a(image, base)
+    good = _bundle(base, work, "9.0.2+upgrade-test", fault=False)
+    faulty = _bundle(base, work, "9.0.3+api-fault-test", fault=True)
+    base.unlink()
+    return UpgradeBundles(good, "9.0.2+upgrade-test", faulty, "9.0.3+api-fault-test")
+
+
+def upload_and_install(appliance: Appliance, token: str, bundle: Path, version: str) -> dict[str, Any]:
+    """Upload the bundle, install it into the other slot; the firmware status once installed."""
+    with appliance.api(token) as api:
+        with bundle.open("rb") as body:
+            kept = api.post("/firmware/bundle", content=body, headers=OCTETS, timeout=UPLOAD_TIMEOUT)
+        assert kept.status_code == 201, kept.text
+        assert kept.json()["version"] == version
+        started = api.post("/firmware/install")
+        assert started.status_code == 202, started.text
+        upgrade = started.json()["upgrade"]
+        assert upgrade["state"] == "installing" and upgrade["version"] == version, upgrade
+        again = api.post("/firmware/install")
+        assert again.status_code == 409, f"a second install while one runs: {again.text}"
+        status = _wait_for_state(api, ("installed", "install_failed"), INSTALL_TIMEOUT)
+    assert status["upgrade"]["state"] == "installed", status
+    target = {slot["bootname"]: slot for slot in status["slots"]}[status["upgrade"]["to_slot"]]
+    assert target["version"] == version, status
+    assert status["bundle"] is None, "the installed bundle was kept on /data"
+    return status
+
+
+def reboot_through_api(appliance: Appliance, token: str) -> None:
+    with appliance.api(token) as api:
+        answer = api.post("/firmware/reboot")
+    assert answer.status_code == 202, answer.text
+    appliance.booted_at = time.monotonic()
+    appliance.wait_for_api_gone(300)
+
+
+def wait_for_verdict(appliance: Appliance, token: str, states: tuple[str, ...], timeout: float) -> dict[str, Any]:
+    """The firmware status once the last upgrade reached one of `states`; across reboots."""
+    with appliance.api(token) as api:
+        return _wait_for_state(api, states, timeout)
+
+
+def _wait_for_state(api: httpx.Client, states: tuple[str, ...], timeout: float) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            answer = api.get("/firmware")
+        except httpx.TransportError as error:  # the node is restarting
+            last = error
+        else:
+            last = answer.json() if answer.status_code == 200 else answer.text
+            if isinstance(last, dict) and (last.get("upgrade") or {}).get("state") in states:
+                return last
+        time.sleep(5)
+    raise AssertionError(f"the upgrade did not reach {states} in {timeout:g} s; last: {last}")
+
+
+def _slot_a(image: Path, out: Path) -> None:
+    table = subprocess.run(
+        ["partx", "--show", "--noheadings", "--output", "START,SECTORS,NAME", str(image)],
+        check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    start, sectors = next((int(a), int(b)) for a, b, name in (line.split() for line in table.splitlines())
+                          if name == "root-a")  # fmt: skip
+    subprocess.run(
+        ["dd", f"if={image}", f"of={out}", "bs=1M", "iflag=skip_bytes,count_bytes", f"skip={start * 512}",
+         f"count={sectors * 512}", "conv=sparse", "status=none"],
+        check=True, timeout=600,
+    )  # fmt: skip
+
+
+def _bundle(base: Path, work: Path, version: str, fault: bool) -> Path:
+    rootfs = work / f"rootfs-{version}.ext4"
+    subprocess.run(["cp", "--sparse=always", str(base), str(rootfs)], check=True)
+    (work / "marker").write_text(version + "\n")
+    commands = [f"write {work / 'marker'} {MARKER}"]
+    if fault:
+        (work / "fault.conf").write_text(API_FAULT)
+        commands += [
+            "mkdir /etc/systemd/system/fulcrum-api.service.d",
+            f"write {work / 'fault.conf'} /etc/systemd/system/fulcrum-api.service.d/test-fault.conf",
+        ]
+    (work / "debugfs.cmd").write_text("\n".join(commands) + "\n")
+    subprocess.run(["debugfs", "-w", "-f", str(work / "debugfs.cmd"), str(rootfs)], check=True,
+                   capture_output=True, timeout=120)  # fmt: skip
+    output = work / f"fulcrum-{version}.raucb"
+    subprocess.run(
+        [str(MAKE_BUNDLE), "--rootfs", str(rootfs), "--output", str(output)],
+        check=True, capture_output=True, timeout=1200,
+        env={**os.environ, "FULCRUM_BUNDLE_VERSION": version, "FULCRUM_BUNDLE_SQUASHFS_ARGS": "-comp lz4"},
+    )  # fmt: skip
+    rootfs.unlink()
+    return output
+
