@@ -44,6 +44,7 @@ def settings(tmp_path_factory: pytest.TempPathFactory, database_url: str) -> Set
         stats_interval=0,  # tests call Telemetry.collect() themselves
         alert_poll_seconds=0,  # the alert tests run the dispatcher themselves
         storage_check_seconds=0,  # the storage tests run the watch themselves
+        upgrade_watch_seconds=0,  # the firmware tests run the watch themselves
     )
 
 

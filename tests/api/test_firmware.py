@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,9 @@ from sqlalchemy.orm import Session
 from apitest import login_as
 from fulcrum.apply.client import LocalApplier
 from fulcrum.apply.engine import ApplyEngine
-from fulcrum.models import AuditEntry
+from fulcrum.models import AuditEntry, Event
+from fulcrum.schemas.firmware import FirmwareUpgrade
+from fulcrum.services.firmware_upgrade import write_record
 from lab.bundles import DEV_KEYS, Bundles, make_bundles
 from lab.wait import wait_until
 
@@ -347,3 +350,32 @@ def test_a_reboot_runs_the_configured_command_in_the_helper_for_admins_only(
     assert restarted.exists()
     entry = session.scalars(select(AuditEntry).where(AuditEntry.action == "system.reboot")).one()
     assert entry.username == "boss" and entry.success
+
+
+def test_an_upgrade_outcome_is_announced_once_as_an_event(
+    app, ab_client: TestClient, firmware_dir: Path, session: Session
+) -> None:  # type: ignore[no-untyped-def]
+    """The boot check writes the outcome into the record; the API's watch raises it as an event."""
+    now = datetime.now(UTC)
+    record = FirmwareUpgrade(
+        version="9.9.9", from_slot="A", to_slot="B", state="rolled_back",
+        reason="fulcrum-api.service restarted 5 times", started_at=now, updated_at=now,
+    )  # fmt: skip
+    write_record(firmware_dir, record)
+    watch = app.state.upgrade_watch
+    watch.settings = app.state.settings  # ab_client's, with this test's firmware directory
+    watch.run_once()
+    watch.run_once()  # the same outcome: not raised twice
+    events = session.scalars(select(Event).where(Event.kind == "upgrade.result")).all()
+    assert [(e.severity, e.message) for e in events] == [
+        ("critical", "The upgrade to 9.9.9 failed and was rolled back to slot A: "
+                     "fulcrum-api.service restarted 5 times"),
+    ]  # fmt: skip
+    assert ab_client.get(URL).json()["upgrade"]["state"] == "rolled_back"
+
+    write_record(firmware_dir, record.model_copy(update={"state": "installed", "reason": None}))
+    watch.run_once()  # not an outcome
+    write_record(firmware_dir, record.model_copy(update={"state": "good", "reason": None}))
+    watch.run_once()
+    events = session.scalars(select(Event).where(Event.kind == "upgrade.result").order_by(Event.id)).all()
+    assert [(e.severity, e.message) for e in events][1:] == [("info", "Upgraded to 9.9.9: slot B is good")]

@@ -60,6 +60,7 @@ from fulcrum.services.dataplane import make_applier
 from fulcrum.settings import Settings, get_settings
 from fulcrum.telemetry.hub import Telemetry
 from fulcrum.telemetry.storage_watch import StorageWatch
+from fulcrum.telemetry.upgrade_watch import UpgradeWatch
 from fulcrum.tls import certificate as tls_certificate
 
 log = logging.getLogger("fulcrum")
@@ -107,6 +108,9 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         app.state.storage_watch = storage_watch = StorageWatch(app.state.telemetry, settings)
         if settings.storage_check_seconds > 0:
             storage_watch.start()
+        app.state.upgrade_watch = upgrade_watch = UpgradeWatch(app.state.telemetry, settings)
+        if settings.upgrade_watch_seconds > 0:
+            upgrade_watch.start()
         watcher = asyncio.create_task(_confirm_watcher(app, settings.confirm_poll_seconds))
         expiry_watch = tls_certificate.start_expiry_watch(settings, app.state.telemetry)
         try:
@@ -120,6 +124,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
             await asyncio.to_thread(ha_watcher.stop)
             await asyncio.to_thread(alert_dispatcher.stop)
             await asyncio.to_thread(storage_watch.stop)
+            await asyncio.to_thread(upgrade_watch.stop)
             await asyncio.to_thread(app.state.telemetry.stop)
             engine.dispose()
 

@@ -95,6 +95,8 @@ class Settings(BaseSettings):
     # has not sent yet are kept; revisions always are (they are the configuration's history). Sized
     # for a /data of a few hundred MB: an event row takes about 0.3 kB, an audit row about 0.5 kB.
     storage_check_seconds: float = Field(default=60.0, ge=0, le=86400)
+    # How often the upgrade record is read for an outcome to announce (0: never; tests call it).
+    upgrade_watch_seconds: float = Field(default=15.0, ge=0, le=3600)
     events_retention_days: int = Field(default=90, ge=1, le=3650)
     events_retention_rows: int = Field(default=200_000, ge=1000, le=100_000_000)
     audit_retention_days: int = Field(default=730, ge=1, le=3650)  # longer: who changed what

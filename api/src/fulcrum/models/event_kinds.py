@@ -36,7 +36,7 @@ EventKind = Literal[
     "revision.confirm_reverted",  # a commit-confirmed revision was not confirmed in time: rolled back
     "disk.filling",  # the data file system passed a usage stage (fulcrum.services.storage)
     "tls.certificate_expiry",  # the served certificate expires soon, or has (fulcrum.tls.expiry)
-    "upgrade.result",  # an upgrade's outcome (nothing raises it yet: the upgrade path is to come)
+    "upgrade.result",  # a firmware upgrade's outcome (fulcrum.telemetry.upgrade_watch)
 ]
 
 ALL_KINDS: tuple[str, ...] = get_args(EventKind)

@@ -23,15 +23,31 @@ import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from fulcrum.apply.client import Applier, ApplierError
 from fulcrum.errors import Conflict, NotAbSystem, NotFound
+from fulcrum.models import Event
 from fulcrum.schemas.firmware import FirmwareInstall, FirmwareStatus, FirmwareUpgrade, UpgradeState
+from fulcrum.schemas.telemetry import Severity
 from fulcrum.services import audit, firmware
+from fulcrum.services.events import EventRecorder
 from fulcrum.settings import Settings
 
 UPGRADE_FILE = "upgrade.json"
+# The outcomes announced as events: severity, and the words ({version}, {from_slot}, {to_slot}).
+OUTCOMES: dict[str, tuple[Severity, str]] = {
+    "good": (Severity.INFO, "Upgraded to {version}: slot {to_slot} is good"),
+    "install_failed": (
+        Severity.WARNING,
+        "Installing {version} into slot {to_slot} failed; the running system was not touched",
+    ),
+    "rolled_back": (
+        Severity.CRITICAL,
+        "The upgrade to {version} failed and was rolled back to slot {from_slot}",
+    ),
+}
 RAUC_INSTALLER = ("de.pengutronix.rauc", "/", "de.pengutronix.rauc.Installer")
 BUSCTL = "busctl"
 
@@ -114,6 +130,28 @@ def reboot(session: Session, actor: audit.Actor, applier: Applier, settings: Set
     except ApplierError as error:
         raise Conflict(f"the node was not restarted: {error}") from error
     audit.record(session, actor, "system.reboot", upgrade.version if upgrade else "", detail)
+
+
+def announce_outcome(session: Session, events: EventRecorder, settings: Settings) -> bool:
+    """Record the last upgrade's outcome as an `upgrade.result` event, once (the newest event of the
+    kind says which outcome was announced last). True when an event was recorded."""
+    record = read_record(firmware.firmware_dir(settings))
+    if record is None or record.state not in OUTCOMES:
+        return False
+    severity, text = OUTCOMES[record.state]
+    detail = {"version": record.version, "state": record.state, "started_at": record.started_at.isoformat(),
+              "from_slot": record.from_slot, "to_slot": record.to_slot, "reason": record.reason}  # fmt: skip
+    last = session.scalars(
+        select(Event).where(Event.kind == "upgrade.result").order_by(Event.id.desc()).limit(1)
+    ).first()
+    if last is not None and all(
+        last.detail.get(key) == detail[key] for key in ("version", "state", "started_at")
+    ):
+        return False
+    message = text.format(version=record.version, from_slot=record.from_slot, to_slot=record.to_slot)
+    events.record("upgrade.result", severity, message + (f": {record.reason}" if record.reason else ""),
+                  detail=detail, session=session)  # fmt: skip
+    return True
 
 
 def install_state(timeout: float) -> FirmwareInstall | None:
