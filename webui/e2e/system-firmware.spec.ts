@@ -139,3 +139,33 @@ test('firmware: the slots are listed; a good bundle waits to be installed, a for
   await expect(page.getByTestId('slot-rootfs.0')).toBeVisible();
   await expect(page.getByTestId('waiting-bundle')).toHaveCount(0);
 });
+
+test('firmware: Install asks first; RAUC cannot finish on this host, the page says why and the bundle still waits', async ({ browser }) => {
+  const page = await (await browser.newContext({ baseURL: B })).newPage();
+  await openFirmwarePage(page);
+  await expect(page.getByTestId('slot-rootfs.0')).toBeVisible();
+  await chooseBundle(page, fixture.good);
+  await page.getByRole('button', { name: 'Upload' }).click();
+  const waiting = page.getByTestId('waiting-bundle');
+  await expect(waiting).toContainText('2.0.0', { timeout: 30_000 });
+
+  await waiting.getByRole('button', { name: 'Install' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Install 2.0.0 into slot B?' });
+  await expect(dialog).toContainText('This node keeps serving from slot A while it does');
+  await dialog.getByRole('button', { name: 'Install' }).click();
+
+  // RAUC's service takes the bundle, then cannot mount it: this host has no device-mapper (the image
+  // test installs for real). The page polls while RAUC works, and shows the outcome without a reload.
+  const failed = page.getByRole('alert', { name: 'Installing 2.0.0 failed; the running system was not touched' });
+  await expect(failed).toBeVisible({ timeout: 60_000 });
+  await expect(failed).toContainText('Failed mounting bundle: Failed to open /dev/mapper/control');
+  await expect(waiting).toContainText('2.0.0'); // to try again
+  await expect(waiting.getByRole('button', { name: 'Install' })).toBeEnabled();
+
+  // The outcome is the API's record, not the page's memory.
+  await page.reload();
+  await expect(failed).toBeVisible();
+  await expect(page.getByTestId('upgrade').getByRole('row', { name: 'Into slot B' })).toBeVisible();
+  await expect(waiting).toContainText('2.0.0');
+  await shoot(page, 'system-firmware-install-failed');
+});

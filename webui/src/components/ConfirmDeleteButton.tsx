@@ -1,29 +1,11 @@
-import { ActionIcon, Text } from '@mantine/core';
-import { modals } from '@mantine/modals';
+import { ActionIcon } from '@mantine/core';
 import { IconTrash } from '@tabler/icons-react';
+import { askToConfirm, type Confirmation } from './ConfirmButton';
 
 /** A red trash icon that asks before it deletes: the title names the thing, the text says what follows. */
-export function ConfirmDeleteButton({ title, consequence, confirmLabel, onConfirm }: {
-  title: string;
-  consequence: string;
-  confirmLabel: string;
-  onConfirm: () => void;
-}) {
+export function ConfirmDeleteButton(confirmation: Confirmation) {
   return (
-    <ActionIcon
-      variant="subtle"
-      color="red"
-      aria-label={title.replace(/\?$/, '')}
-      onClick={() =>
-        modals.openConfirmModal({
-          title,
-          children: <Text size="sm">{consequence}</Text>,
-          labels: { confirm: confirmLabel, cancel: 'Cancel' },
-          confirmProps: { color: 'red' },
-          onConfirm,
-        })
-      }
-    >
+    <ActionIcon variant="subtle" color="red" aria-label={confirmation.title.replace(/\?$/, '')} onClick={() => askToConfirm(confirmation, 'red')}>
       <IconTrash size={16} />
     </ActionIcon>
   );

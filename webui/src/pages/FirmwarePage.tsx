@@ -1,9 +1,17 @@
-import { Alert, Badge, Button, Card, FileButton, Group, Progress, Stack, Table, Text, Title } from '@mantine/core';
+import { Alert, Badge, Button, Card, FileButton, Group, Progress, Stack, Table, Text, Title, type MantineColor } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { errorMessage } from '../api/errors';
-import { deleteBundleMutation, firmwareQuery, uploadBundleMutation } from '../api/queries/firmware';
-import type { FirmwareBundle, FirmwareSlot, FirmwareStatus } from '../client/types.gen';
+import {
+  deleteBundleMutation,
+  firmwareQuery,
+  installBundleMutation,
+  installRunning,
+  rebootMutation,
+  uploadBundleMutation,
+} from '../api/queries/firmware';
+import type { FirmwareBundle, FirmwareInstall, FirmwareSlot, FirmwareStatus, FirmwareUpgrade } from '../client/types.gen';
+import { ConfirmButton } from '../components/ConfirmButton';
 import { ConfirmDeleteButton } from '../components/ConfirmDeleteButton';
 import { FieldTable, type FieldRow } from '../components/FieldTable';
 import { PageLoader } from '../components/PageLoader';
@@ -12,8 +20,9 @@ import { byteSize, dateTime } from '../lib/format';
 const BOOT_STATUS_COLOR: Record<string, string> = { good: 'teal', bad: 'red' };
 
 /**
- * System → Firmware: this node's two root slots (A/B) as RAUC reports them, and a signed bundle
- * uploaded to be installed. Node-local: each node of a pair is upgraded on its own.
+ * System → Firmware: this node's two root slots (A/B) as RAUC reports them, a signed bundle uploaded
+ * to be installed into the slot that is not running, and the last upgrade to its end (installed,
+ * restarted into, found good or rolled back). Node-local: each node of a pair is upgraded on its own.
  */
 export default function FirmwarePage() {
   const firmware = useQuery(firmwareQuery());
@@ -27,7 +36,8 @@ export default function FirmwarePage() {
       ) : firmware.data.ab_system ? (
         <>
           <SlotsCard status={firmware.data} />
-          {firmware.data.bundle && <WaitingBundleCard bundle={firmware.data.bundle} />}
+          {firmware.data.upgrade && <UpgradeCard upgrade={firmware.data.upgrade} install={firmware.data.install ?? null} />}
+          {firmware.data.bundle && <WaitingBundleCard bundle={firmware.data.bundle} status={firmware.data} />}
           <UploadCard replaces={firmware.data.bundle !== null} />
         </>
       ) : (
@@ -60,6 +70,12 @@ function SlotsCard({ status }: { status: FirmwareStatus }) {
         {status.detail && (
           <Alert color="orange" title="The slots cannot be read">
             {status.detail}
+          </Alert>
+        )}
+        {/* Our own installs show in the upgrade card; this is one started on the console (`rauc install`). */}
+        {status.install && status.install.operation !== 'idle' && status.upgrade?.state !== 'installing' && (
+          <Alert color="blue" title="RAUC is installing a bundle that was not started from the dashboard">
+            <InstallProgress install={status.install} />
           </Alert>
         )}
         {status.slots.length > 0 && (
@@ -103,9 +119,12 @@ function SlotRow({ slot }: { slot: FirmwareSlot }) {
   );
 }
 
-function WaitingBundleCard({ bundle }: { bundle: FirmwareBundle }) {
+function WaitingBundleCard({ bundle, status }: { bundle: FirmwareBundle; status: FirmwareStatus }) {
   const queryClient = useQueryClient();
   const remove = useMutation(deleteBundleMutation(queryClient));
+  const install = useMutation(installBundleMutation(queryClient));
+  const into = slotName(status.slots.find((slot) => slot.bootname && slot.bootname !== status.booted)?.bootname, 'the slot that is not running');
+  const running = slotName(status.booted, 'the running slot');
   const rows: FieldRow[] = [
     ['Version', bundle.version],
     ['Compatible', bundle.compatible],
@@ -128,13 +147,114 @@ function WaitingBundleCard({ bundle }: { bundle: FirmwareBundle }) {
           />
         </Group>
         <Text size="sm" c="dimmed">
-          Its signature and compatible string have been checked. Installing it into the inactive slot is not available
-          from the dashboard yet.
+          Its signature and compatible string have been checked. Installing writes it into {into}; this node keeps serving
+          from {running} meanwhile, and runs the new system only once you restart it.
         </Text>
         {remove.error && <Alert color="red">{errorMessage(remove.error)}</Alert>}
         <FieldTable rows={rows} labelWidth={140} />
+        {install.error && (
+          <Alert color="red" title="The install did not start">
+            {errorMessage(install.error)}
+          </Alert>
+        )}
+        <Group>
+          <ConfirmButton
+            title={`Install ${bundle.version} into ${into}?`}
+            consequence={`RAUC writes bundle ${bundle.version} into ${into}. This node keeps serving from ${running} while it does; the new system runs after a restart, which you start when the install is done.`}
+            confirmLabel="Install"
+            loading={install.isPending}
+            disabled={installRunning(status)}
+            onConfirm={() => install.mutate()}
+          >
+            Install
+          </ConfirmButton>
+        </Group>
       </Stack>
     </Card>
+  );
+}
+
+/** "slot B"; RAUC may not be able to say which slot is which, then the words for it. */
+function slotName(bootname: string | null | undefined, otherwise: string): string {
+  return bootname ? `slot ${bootname}` : otherwise;
+}
+
+// The last upgrade's state in an admin's words: each outcome, its colour and its headline.
+const UPGRADE_STATES: Record<FirmwareUpgrade['state'], { color: MantineColor; headline: (upgrade: FirmwareUpgrade) => string }> = {
+  installing: { color: 'blue', headline: (u) => `Installing ${u.version} into slot ${u.to_slot}…` },
+  install_failed: { color: 'red', headline: (u) => `Installing ${u.version} failed; the running system was not touched` },
+  installed: { color: 'blue', headline: (u) => `${u.version} is installed in slot ${u.to_slot}. It runs after a restart.` },
+  good: { color: 'green', headline: (u) => `Upgraded to ${u.version} (slot ${u.to_slot} is good)` },
+  failed: { color: 'orange', headline: (u) => `${u.version} was found unhealthy and is being rolled back` },
+  rolled_back: { color: 'red', headline: (u) => `The upgrade to ${u.version} failed and was rolled back to slot ${u.from_slot}` },
+};
+
+function UpgradeCard({ upgrade, install }: { upgrade: FirmwareUpgrade; install: FirmwareInstall | null }) {
+  const { color, headline } = UPGRADE_STATES[upgrade.state];
+  const rows: FieldRow[] = [
+    ['From slot', upgrade.from_slot],
+    ['Into slot', upgrade.to_slot],
+    ['Started', dateTime(upgrade.started_at)],
+    ['Last change', dateTime(upgrade.updated_at)],
+  ];
+  return (
+    <Card withBorder data-testid="upgrade">
+      <Stack>
+        <Title order={4}>Last upgrade</Title>
+        <Alert color={color} title={headline(upgrade)}>
+          {upgrade.state === 'installing' ? (
+            <InstallProgress install={install} />
+          ) : upgrade.state === 'installed' ? (
+            `The new system is kept only once it is found healthy after the restart; otherwise this node goes back to slot ${upgrade.from_slot} by itself.`
+          ) : (
+            upgrade.reason
+          )}
+        </Alert>
+        {upgrade.state === 'installed' && <RestartNow upgrade={upgrade} />}
+        <FieldTable rows={rows} labelWidth={140} />
+      </Stack>
+    </Card>
+  );
+}
+
+/** RAUC's own account of the install: how far it is, and the step it is on. */
+function InstallProgress({ install }: { install: FirmwareInstall | null }) {
+  const percent = install?.progress ?? 0;
+  return (
+    <Stack gap={4}>
+      <Progress value={percent} animated aria-label="Install progress" />
+      <Text size="sm">
+        {percent}%: {install?.message ?? 'waiting for RAUC to report'}
+      </Text>
+    </Stack>
+  );
+}
+
+function RestartNow({ upgrade }: { upgrade: FirmwareUpgrade }) {
+  const reboot = useMutation(rebootMutation());
+  return (
+    <Stack gap="xs">
+      <Group>
+        <ConfirmButton
+          title="Restart this node now?"
+          consequence={`This node restarts into slot ${upgrade.to_slot} and is gone for a few minutes. If it is one of an HA pair, its peer takes over its VIPs meanwhile; otherwise its services do not answer until it is back.`}
+          confirmLabel="Restart now"
+          color="orange"
+          loading={reboot.isPending}
+          disabled={reboot.isSuccess}
+          onConfirm={() => reboot.mutate()}
+        >
+          Restart now
+        </ConfirmButton>
+        {reboot.isSuccess && (
+          <Text size="sm" c="dimmed">
+            Restarting. Reload this page once the node is back: it then says whether slot {upgrade.to_slot} was found good.
+          </Text>
+        )}
+      </Group>
+      {/* The refusal says itself what did not happen: "the node was not restarted: …" */}
+      {reboot.error && <Alert color="red">{errorMessage(reboot.error)}</Alert>}
+    </Stack>
   );
 }
 
