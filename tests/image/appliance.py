@@ -36,6 +36,7 @@ from lab.wait import wait_until  # noqa: E402
 REPO = Path(__file__).resolve().parents[2]
 RUN_VM = REPO / "image/run-vm"
 BASE_IMAGE = REPO / "image/out/fulcrum.qcow2"
+RAW_IMAGE = REPO / "image/out/fulcrum.img"  # the same disk, raw: what `make bundle` cuts slot A from
 
 MENU_PROMPT = "Choose 1-8: "
 FINGERPRINT = re.compile(r"Certificate SHA-256: ((?:[0-9A-F]{2}:){31}[0-9A-F]{2})")
@@ -186,6 +187,17 @@ class Appliance:
             raise ApplianceError(f"qemu exited while waiting for {what}; see {self.serial_log_path}") from None
         return self.child.match  # type: ignore[no-any-return]
 
+    def drain_console(self) -> None:
+        """Read what the serial console has written so far into the log, keeping it for the next
+        expect. Long waits on the API call this: qemu blocks, and the guest with it, once a pty
+        nobody reads is full (a boot writes more than it holds), and the log shows what happened."""
+        assert self.child is not None
+        try:
+            while True:
+                self.child.buffer += self.child.read_nonblocking(1 << 16, timeout=0)
+        except (pexpect.TIMEOUT, pexpect.EOF):
+            pass
+
     def send(self, line: str) -> None:
         assert self.child is not None
         self.child.send(line + "\r")
@@ -214,6 +226,7 @@ class Appliance:
         """Poll until the API stops answering over the forwarded port (its address moved away)."""
 
         def gone() -> bool | None:
+            self.drain_console()
             try:
                 with self.api() as client:
                     client.get("/health", timeout=5)
@@ -274,6 +287,7 @@ class Appliance:
         """Poll /health over the forwarded HTTPS port; returns seconds since qemu started."""
 
         def healthy() -> bool | None:
+            self.drain_console()
             with self.api() as client:
                 return True if client.get("/health").status_code == 200 else None
 

@@ -1,12 +1,14 @@
 """End to end on the appliance image, under software emulation: first boot on a read-only root,
 first-run setup, a service committed to the kernel's IPVS, the console menu (static address,
 password reset), the appliance's own network taken over through the API (a bond of two NICs, a
-VLAN on it, a static route), persistence across a reboot (configuration, network, machine ID,
-journal), a management address move that nobody confirms rolling back by itself, console password
+VLAN on it, a static route), an A/B firmware upgrade through the API (a signed bundle cut from this
+image installed into slot B, the restart into it, slot B marked good by the boot check) with
+configuration, network, machine ID and journal kept, an upgrade whose API cannot start rolled back
+by itself, a management address move that nobody confirms rolling back by itself, console password
 protection turned on through the API, and a factory reset back to first-run state (an open console
-and DHCP again); after every boot, no unit has failed.
+and DHCP again, slot B still booted); after every boot, no unit has failed.
 
-Three boots under TCG with BIOS firmware (test_image_pair.py boots one node with UEFI), plus
+Five boots under TCG with BIOS firmware (test_image_pair.py boots one node with UEFI), plus
 `make vm-image` when its inputs changed (3 to 5 minutes with a warm download cache). Serial logs
 and timings are kept in tests/image/results/.
 """
@@ -18,12 +20,23 @@ import re
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from appliance import BOOT_TIMEOUT, EXTRA_NIC_MACS, Appliance
+from upgrade_checks import (
+    MARKER,
+    VERDICT_TIMEOUT,
+    assert_upgrade_rolled_back,
+    assert_upgraded,
+    make_upgrade_bundles,
+    reboot_through_api,
+    upload_and_install,
+    wait_for_verdict,
+)
 
 pytestmark = pytest.mark.image
 
@@ -47,8 +60,12 @@ DEBIAN_NTP = [f"{n}.debian.pool.ntp.org" for n in range(4)]
 UNCONFIRMED_SECONDS = 30
 
 
-def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int) -> None:
+def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int, tmp_path: Path) -> None:
     timings: dict[str, float] = {}
+    # The upgrade's bundles are cut and signed while the appliance boots (they need a minute of CPU).
+    bundle_maker = ThreadPoolExecutor(max_workers=1)
+    building_bundles = bundle_maker.submit(make_upgrade_bundles, tmp_path)
+    bundle_maker.shutdown(wait=False)
 
     # First boot: the console shows the certificate the dashboard must present.
     first_fingerprint = appliance.wait_for_menu()
@@ -104,11 +121,21 @@ def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int) -> None:
         refused = api.post("/auth/login", json={"username": ADMIN, "password": FIRST_PASSWORD})
     assert refused.status_code == 401, f"the old password still works after the console reset: {refused.text}"
 
-    # Reboot: configuration, certificate, static address and the running IPVS table persist.
-    reboot_from_menu(appliance)
-    assert appliance.wait_for_menu() == first_fingerprint, "the TLS certificate changed across a reboot"
+    # Upgrade: a signed bundle cut from this very image (a marker names its version) is installed
+    # into slot B while slot A serves, then the node restarts into it. Configuration, certificate,
+    # static address and the running IPVS table persist, and the boot check marks slot B good.
+    bundles = building_bundles.result()
+    started = time.monotonic()
+    installed = upload_and_install(appliance, token, bundles.good, bundles.good_version)
+    timings["upload_and_install_s"] = round(time.monotonic() - started, 1)
+    assert (installed["upgrade"]["from_slot"], installed["upgrade"]["to_slot"]) == ("A", "B"), installed
+    reboot_through_api(appliance, token)
+    assert appliance.wait_for_menu() == first_fingerprint, "the TLS certificate changed across the upgrade"
     timings["reboot_to_api_s"] = round(appliance.wait_for_api(), 1)
     token = login(appliance, CONSOLE_PASSWORD)
+    firmware = wait_for_verdict(appliance, token, ("good", "failed", "rolled_back"), VERDICT_TIMEOUT)
+    timings["reboot_to_slot_good_s"] = round(time.monotonic() - appliance.booted_at, 1)
+    assert_upgraded(firmware, "B", bundles.good_version)
     with appliance.api(token) as api:
         services = api.get("/services").json()["data"]
         assert [service["name"] for service in services] == ["web"], services
@@ -123,6 +150,23 @@ def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int) -> None:
         # The root is read-only; the machine ID and the journal still persist (on /data).
         assert run("cat /etc/machine-id", 30) == first_machine_id, "the machine ID changed across a reboot"
         assert run("journalctl -b -1 -q -n 1 --no-pager", 30), "the journal of the boot before the reboot is gone"
+        assert run(f"cat {MARKER}", 30) == bundles.good_version, "slot B does not run the installed system"
+
+    # An upgrade whose API cannot start (the bundle's test-only fault): installed into slot A, it
+    # boots, the boot check finds the API crashing, marks slot A bad and restarts; GRUB boots slot B
+    # again, and the node reports the roll-back with the reason, running as before.
+    upload_and_install(appliance, token, bundles.faulty, bundles.faulty_version)
+    reboot_through_api(appliance, token)
+    timings["faulty_upgrade_to_api_back_s"] = round(appliance.wait_for_api(3 * BOOT_TIMEOUT), 1)
+    token = login(appliance, CONSOLE_PASSWORD)
+    assert_upgrade_rolled_back(wait_for_verdict(appliance, token, ("rolled_back",), VERDICT_TIMEOUT), bundles)
+    with appliance.api(token) as api:
+        status = api.get("/status").json()
+    assert status["applied_revision"] == revision, f"after the roll-back the kernel does not run revision {revision}"
+    with appliance.shell() as run:
+        assert_no_failed_units(run)
+        assert_ipvs_has_service(run, tcp_backend)
+        assert run(f"cat {MARKER}", 30) == bundles.good_version, "the roll-back did not return to slot B's system"
 
     # A change that moves the management address, not confirmed: it locks the API out, then rolls
     # back by itself, and the API answers on the old address again.
@@ -147,6 +191,8 @@ def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int) -> None:
         assert run("cat /etc/machine-id", 30) != first_machine_id, "factory reset kept the machine ID"
         boots = run("journalctl -F _BOOT_ID", 30).split()
         assert len(boots) == 1, f"factory reset kept the journal of earlier boots: {boots}"
+        # The firmware is not configuration: the reset keeps the upgraded slot booting.
+        assert "rauc.slot=B" in run("cat /proc/cmdline", 30), "factory reset went back to slot A"
 
     (appliance.results / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
     print(f"\nimage test timings: {timings}")
@@ -357,12 +403,6 @@ def protect_console(appliance: Appliance, token: str) -> None:
     appliance.expect("Wrong password.", 60, "the wrong password to be refused")
     appliance.answer("Console password: ", CONSOLE_LOCK_PASSWORD)
     appliance.expect("Choose 0-8: ", 60, "the menu after the right password")
-
-
-def reboot_from_menu(appliance: Appliance) -> None:
-    appliance.choose("6")
-    appliance.answer("Reboot now? (yes/no) [no]: ", "yes")
-    appliance.booted_at = time.monotonic()
 
 
 def factory_reset_from_menu(appliance: Appliance) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from appliance import REPO, Appliance
+from appliance import RAW_IMAGE, REPO, Appliance
 
 MAKE_BUNDLE = REPO / "image/make-bundle"
 OCTETS = {"Content-Type": "application/octet-stream"}
@@ -39,9 +39,10 @@ class UpgradeBundles:
     faulty_version: str
 
 
-def make_upgrade_bundles(image: Path, work: Path) -> UpgradeBundles:
+def make_upgrade_bundles(work: Path) -> UpgradeBundles:
+    """From the raw image `make vm-image` built (the `image` fixture)."""
     base = work / "slot-a.ext4"
-    _slot_a(image, base)
+    _slot_a(RAW_IMAGE, base)
     good = _bundle(base, work, "9.0.2+upgrade-test", fault=False)
     faulty = _bundle(base, work, "9.0.3+api-fault-test", fault=True)
     base.unlink()
@@ -61,12 +62,33 @@ def upload_and_install(appliance: Appliance, token: str, bundle: Path, version: 
         assert upgrade["state"] == "installing" and upgrade["version"] == version, upgrade
         again = api.post("/firmware/install")
         assert again.status_code == 409, f"a second install while one runs: {again.text}"
-        status = _wait_for_state(api, ("installed", "install_failed"), INSTALL_TIMEOUT)
+        deleted = api.delete("/firmware/bundle")
+        assert deleted.status_code == 409, f"the bundle RAUC is installing was deleted: {deleted.text}"
+        status = _wait_for_state(appliance, api, ("installed", "install_failed"), INSTALL_TIMEOUT)
     assert status["upgrade"]["state"] == "installed", status
     target = {slot["bootname"]: slot for slot in status["slots"]}[status["upgrade"]["to_slot"]]
     assert target["version"] == version, status
     assert status["bundle"] is None, "the installed bundle was kept on /data"
     return status
+
+
+def assert_upgraded(firmware: dict[str, Any], slot: str, version: str) -> None:
+    upgrade = firmware["upgrade"]
+    assert upgrade["state"] == "good" and upgrade["version"] == version, firmware
+    assert firmware["booted"] == slot, firmware
+    booted = {entry["bootname"]: entry for entry in firmware["slots"]}[slot]
+    assert booted["version"] == version and booted["boot_status"] == "good", firmware
+
+
+def assert_upgrade_rolled_back(firmware: dict[str, Any], bundles: UpgradeBundles) -> None:
+    """The faulty bundle went into slot A, was found crashing and marked bad; slot B runs again."""
+    upgrade = firmware["upgrade"]
+    assert upgrade["state"] == "rolled_back" and upgrade["version"] == bundles.faulty_version, firmware
+    assert (upgrade["from_slot"], upgrade["to_slot"]) == ("B", "A"), firmware
+    assert "fulcrum-api.service" in (upgrade["reason"] or ""), firmware
+    assert firmware["booted"] == "B", firmware
+    slots = {entry["bootname"]: entry for entry in firmware["slots"]}
+    assert slots["A"]["boot_status"] == "bad" and slots["B"]["boot_status"] == "good", firmware
 
 
 def reboot_through_api(appliance: Appliance, token: str) -> None:
@@ -80,13 +102,16 @@ def reboot_through_api(appliance: Appliance, token: str) -> None:
 def wait_for_verdict(appliance: Appliance, token: str, states: tuple[str, ...], timeout: float) -> dict[str, Any]:
     """The firmware status once the last upgrade reached one of `states`; across reboots."""
     with appliance.api(token) as api:
-        return _wait_for_state(api, states, timeout)
+        return _wait_for_state(appliance, api, states, timeout)
 
 
-def _wait_for_state(api: httpx.Client, states: tuple[str, ...], timeout: float) -> dict[str, Any]:
+def _wait_for_state(
+    appliance: Appliance, api: httpx.Client, states: tuple[str, ...], timeout: float
+) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     last: Any = None
     while time.monotonic() < deadline:
+        appliance.drain_console()
         try:
             answer = api.get("/firmware")
         except httpx.TransportError as error:  # the node is restarting

@@ -5449,6 +5449,10 @@ export type FirmwareDeleteBundleErrors = {
      * No bundle is waiting
      */
     404: Error;
+    /**
+     * RAUC is installing it
+     */
+    409: Error;
 };
 
 export type FirmwareDeleteBundleError = FirmwareDeleteBundleErrors[keyof FirmwareDeleteBundleErrors];
@@ -5483,7 +5487,7 @@ export type FirmwareUploadBundleErrors = {
      */
     403: Error;
     /**
-     * This node is not an A/B system: no RAUC system.conf, keyring or rauc program
+     * Not an A/B system, or RAUC is installing the waiting bundle
      */
     409: Error;
     /**

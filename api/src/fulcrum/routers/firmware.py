@@ -17,9 +17,6 @@ from fulcrum.services import firmware, firmware_upgrade
 
 # The route's hard ceiling; the working limit is the setting firmware_max_bundle_bytes.
 MAX_BUNDLE_BODY = 4 << 30
-NOT_AB: dict[int | str, dict[str, Any]] = {
-    409: error("This node is not an A/B system: no RAUC system.conf, keyring or rauc program")
-}
 # The body is the bundle file itself, streamed: not JSON, not a form.
 BUNDLE_BODY: dict[str, Any] = {
     "requestBody": {
@@ -47,7 +44,7 @@ def get_firmware(settings: SettingsDep, _: Viewer) -> FirmwareStatus:
     description="The signature is checked against this node's keyring and the compatible string against "
     "its own before the bundle is kept; a refused bundle is deleted at once (422 says why).",
     responses={
-        **NOT_AB,
+        409: error("Not an A/B system, or RAUC is installing the waiting bundle"),
         422: error("Not a complete RAUC bundle, not signed by a trusted key, or for another system"),
     },
     max_body_size=MAX_BUNDLE_BODY,
@@ -59,6 +56,7 @@ async def upload_bundle(
     request: Request, session: SessionDep, settings: SettingsDep, _: Admin, actor: ActorDep
 ) -> FirmwareBundle:
     firmware.rauc_system(settings)  # a node that cannot install one takes nothing
+    firmware_upgrade.refuse_while_installing(settings, "upload another")
     end_read(session)
     upload = await firmware.receive(request.stream(), request.headers.get("content-length"), settings)
     return await run_in_threadpool(firmware.accept, session, actor, settings, upload)
@@ -68,10 +66,11 @@ async def upload_bundle(
     "/bundle",
     status_code=status.HTTP_204_NO_CONTENT,
     summary="Delete the uploaded bundle waiting to be installed",
-    responses={404: error("No bundle is waiting")},
+    responses={404: error("No bundle is waiting"), 409: error("RAUC is installing it")},
 )
 @any_node
 def delete_bundle(session: SessionDep, settings: SettingsDep, _: Admin, actor: ActorDep) -> None:
+    firmware_upgrade.refuse_while_installing(settings, "delete it")
     firmware.discard(session, actor, settings)
 
 

@@ -114,6 +114,13 @@ def start_install(session: Session, actor: audit.Actor, settings: Settings) -> F
     return status(settings)
 
 
+def refuse_while_installing(settings: Settings, doing: str) -> None:
+    """The waiting bundle is RAUC's to read while it installs: not replaced or deleted under it."""
+    install = install_state(settings.rauc_timeout)
+    if install is not None and install.operation != "idle":
+        raise Conflict(f"RAUC is installing the waiting bundle: {doing} when the install has finished")
+
+
 def reboot(session: Session, actor: audit.Actor, applier: Applier, settings: Settings) -> None:
     """Restart the node now (into the installed slot, when an upgrade waits for it)."""
     try:
@@ -122,7 +129,7 @@ def reboot(session: Session, actor: audit.Actor, applier: Applier, settings: Set
     except NotAbSystem:
         install = None
     if install is not None and install.operation != "idle":
-        raise Conflict("RAUC is writing a slot: restart when the install has finished")
+        raise Conflict("RAUC is installing the waiting bundle: restart when the install has finished")
     upgrade = read_record(firmware.firmware_dir(settings))
     detail = {"upgrade": upgrade.version, "to_slot": upgrade.to_slot} if upgrade else {}
     try:
