@@ -100,13 +100,14 @@ def reboot_through_api(appliance: Appliance, token: str) -> None:
 
 
 def wait_for_verdict(appliance: Appliance, token: str, states: tuple[str, ...], timeout: float) -> dict[str, Any]:
-    """The firmware status once the last upgrade reached one of `states`; across reboots."""
+    """The firmware status once the last upgrade reached one of `states` and the booted slot is
+    marked good (after a roll-back the boot check records it first, then checks the old slot)."""
     with appliance.api(token) as api:
-        return _wait_for_state(appliance, api, states, timeout)
+        return _wait_for_state(appliance, api, states, timeout, booted_good=True)
 
 
 def _wait_for_state(
-    appliance: Appliance, api: httpx.Client, states: tuple[str, ...], timeout: float
+    appliance: Appliance, api: httpx.Client, states: tuple[str, ...], timeout: float, booted_good: bool = False
 ) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     last: Any = None
@@ -119,7 +120,9 @@ def _wait_for_state(
         else:
             last = answer.json() if answer.status_code == 200 else answer.text
             if isinstance(last, dict) and (last.get("upgrade") or {}).get("state") in states:
-                return last
+                booted = [slot for slot in last["slots"] if slot["bootname"] == last["booted"]]
+                if not booted_good or (booted and booted[0]["boot_status"] == "good"):
+                    return last
         time.sleep(5)
     raise AssertionError(f"the upgrade did not reach {states} in {timeout:g} s; last: {last}")
 
