@@ -116,7 +116,7 @@ def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int, tmp_path: P
         assert SECOND_DNS in run("resolvectl dns", 30), "resolved does not have the console's DNS server"
 
     reset_password_at_console(appliance)
-    login(appliance, CONSOLE_PASSWORD)
+    token = login(appliance, CONSOLE_PASSWORD)  # the reset ended the sessions of the old password
     with appliance.api() as api:
         refused = api.post("/auth/login", json={"username": ADMIN, "password": FIRST_PASSWORD})
     assert refused.status_code == 401, f"the old password still works after the console reset: {refused.text}"
