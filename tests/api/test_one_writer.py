@@ -54,6 +54,8 @@ ANY_NODE = {
     ("POST", "/api/v1/tls/csr"),
     ("POST", "/api/v1/firmware/bundle"),
     ("DELETE", "/api/v1/firmware/bundle"),
+    ("POST", "/api/v1/firmware/install"),  # each node of a pair is upgraded on its own
+    ("POST", "/api/v1/firmware/reboot"),
     ("POST", "/api/v1/alerts/channels"),
     ("PUT", "/api/v1/alerts/channels/{channel_id}"),
     ("DELETE", "/api/v1/alerts/channels/{channel_id}"),

@@ -138,7 +138,15 @@ def test_a_request_that_is_not_an_object_is_refused(server: ApplyServer) -> None
 
 def test_an_unknown_op_is_refused(server: ApplyServer) -> None:
     assert _refusal(server, _request("exec", command="reboot")) == (
-        "unknown op 'exec': expected one of apply, validate, status, stats, vrrp_view, capture"
+        "unknown op 'exec': expected one of apply, validate, status, stats, vrrp_view, capture, reboot"
+    )
+
+
+def test_a_reboot_takes_no_command_and_needs_one_configured(server: ApplyServer) -> None:
+    """The restart runs the helper's own configured command; a request cannot name one."""
+    assert _refusal(server, _request("reboot", command="rm -rf /")).startswith("invalid reboot request: ")
+    assert _refusal(server, _request("reboot")) == (
+        "this node does not restart itself: no reboot command is configured"
     )
 
 
