@@ -60,7 +60,7 @@ def status(settings: Settings) -> FirmwareStatus:
     install = install_state(settings.rauc_timeout)
     upgrade = read_record(firmware.firmware_dir(settings))
     if upgrade is not None and upgrade.state == "installing" and install is not None:
-        upgrade = _settle_install(settings, current, install, upgrade)
+        upgrade = _settle_install(settings, install, upgrade)
         current = firmware.status(settings)  # the bundle is gone once installed
     return current.model_copy(update={"install": install, "upgrade": upgrade})
 
@@ -206,12 +206,12 @@ def moved(record: FirmwareUpgrade, state: UpgradeState, reason: str | None = Non
     )
 
 
-def _settle_install(
-    settings: Settings, current: FirmwareStatus, install: FirmwareInstall, record: FirmwareUpgrade
-) -> FirmwareUpgrade:
+def _settle_install(settings: Settings, install: FirmwareInstall, record: FirmwareUpgrade) -> FirmwareUpgrade:
     """An install RAUC has finished: did the target slot get the bundle?"""
     if install.operation != "idle":
         return record
+    # The slots read after RAUC said idle: read before, they may predate the install's end.
+    current = firmware.status(settings)
     target = next((slot for slot in current.slots if slot.bootname == record.to_slot), None)
     if target is not None and target.version == record.version:
         record = moved(record, "installed", None)
