@@ -140,10 +140,14 @@ def discard(session: Session, actor: audit.Actor, settings: Settings) -> None:
     bundle = pending_bundle(settings)
     if bundle is None:
         raise NotFound("no firmware bundle is waiting to be installed")
+    remove_bundle_files(settings)
+    audit.record(session, actor, "firmware.bundle.discard", bundle.version, {"sha256": bundle.sha256})
+
+
+def remove_bundle_files(settings: Settings) -> None:
     directory = firmware_dir(settings)
     (directory / BUNDLE_INFO).unlink(missing_ok=True)
     (directory / BUNDLE_FILE).unlink(missing_ok=True)
-    audit.record(session, actor, "firmware.bundle.discard", bundle.version, {"sha256": bundle.sha256})
 
 
 def pending_bundle(settings: Settings) -> FirmwareBundle | None:
@@ -167,13 +171,13 @@ def status(settings: Settings) -> FirmwareStatus:
         )
     bundle = pending_bundle(settings)
     command = [RAUC, f"--conf={system.conf}", "status", "--detailed", "--output-format=json"]
-    result = _run(command, settings.rauc_timeout)
+    result = run_tool(command, settings.rauc_timeout)
     try:
         report = json.loads(result.stdout) if result.returncode == 0 else None
     except json.JSONDecodeError:
         report = None
     if not isinstance(report, dict):
-        detail = f"rauc status failed: {_reason(result.stderr) or 'no output'}"
+        detail = f"rauc status failed: {last_words(result.stderr) or 'no output'}"
         return FirmwareStatus(
             ab_system=True, detail=detail, compatible=system.compatible, booted=None, slots=[], bundle=bundle
         )
@@ -204,8 +208,8 @@ def _inspect(system: RaucSystem, upload: Upload, timeout: float) -> FirmwareBund
         "--",
         str(upload.path),
     ]
-    result = _run(command, timeout)
-    reason = _reason(result.stderr)
+    result = run_tool(command, timeout)
+    reason = last_words(result.stderr)
     if result.returncode != 0:
         if "signature" in reason.lower() and "verif" in reason.lower():
             raise BundleRefused(f"the bundle is not signed by a key this appliance trusts: {reason}")
@@ -235,16 +239,19 @@ def _inspect(system: RaucSystem, upload: Upload, timeout: float) -> FirmwareBund
     )
 
 
-def _run(command: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+def run_tool(command: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """rauc or busctl with fixed arguments; a tool that hangs or is missing is a failed run."""
     try:
         return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return subprocess.CompletedProcess(
             command, returncode=-1, stdout="", stderr=f"no answer in {timeout:g} s"
         )
+    except OSError as error:
+        return subprocess.CompletedProcess(command, returncode=-1, stdout="", stderr=str(error))
 
 
-def _reason(stderr: str) -> str:
+def last_words(stderr: str) -> str:
     """RAUC's own last word: its progress lines ("rauc-Message: ...") left out."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip() and "rauc-Message" not in line]
     reason = lines[-1] if lines else ""

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -96,12 +95,12 @@ def start_install(session: Session, actor: audit.Actor, settings: Settings) -> F
     )
     write_record(firmware.firmware_dir(settings), record)
     installer, path, interface = RAUC_INSTALLER
-    result = _run(
+    result = firmware.run_tool(
         [BUSCTL, "call", installer, path, interface, "InstallBundle", "sa{sv}", str(bundle_path), "0"],
         settings.rauc_timeout,
     )
     if result.returncode != 0:
-        reason = _last_line(result.stderr) or "no answer"
+        reason = firmware.last_words(result.stderr) or "no answer"
         write_record(firmware.firmware_dir(settings), moved(record, "install_failed", reason))
         raise Conflict(f"RAUC did not start the install: {reason}")
     audit.record(
@@ -165,7 +164,7 @@ def install_state(timeout: float) -> FirmwareInstall | None:
     """RAUC's Operation, Progress and LastError properties; None when its service does not answer."""
     installer, path, interface = RAUC_INSTALLER
     command = [BUSCTL, "--json=short", "get-property", installer, path, interface]
-    result = _run([*command, "Operation", "Progress", "LastError"], timeout)
+    result = firmware.run_tool([*command, "Operation", "Progress", "LastError"], timeout)
     if result.returncode != 0:
         return None
     try:
@@ -227,18 +226,4 @@ def _drop_installed_bundle(settings: Settings, version: str) -> None:
     """The bundle is in its slot now: its copy on /data only takes room."""
     bundle = firmware.pending_bundle(settings)
     if bundle is not None and bundle.version == version:
-        directory = firmware.firmware_dir(settings)
-        (directory / firmware.BUNDLE_INFO).unlink(missing_ok=True)
-        (directory / firmware.BUNDLE_FILE).unlink(missing_ok=True)
-
-
-def _run(command: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
-    except (subprocess.TimeoutExpired, OSError) as error:
-        return subprocess.CompletedProcess(command, returncode=-1, stdout="", stderr=str(error))
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][: firmware.MAX_REASON] if lines else ""
+        firmware.remove_bundle_files(settings)
