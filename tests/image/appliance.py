@@ -41,6 +41,7 @@ RAW_IMAGE = REPO / "image/out/fulcrum.img"  # the same disk, raw: what `make bun
 MENU_PROMPT = "Choose 1-8: "
 FINGERPRINT = re.compile(r"Certificate SHA-256: ((?:[0-9A-F]{2}:){31}[0-9A-F]{2})")
 SHELL_PROMPT = "FULCRUM-SHELL# "
+CONSOLE_TAIL = 2000  # characters of the console shown when an expected line never came
 # Under software emulation a boot takes a few minutes; the API's Python start-up about one more.
 BOOT_TIMEOUT = float(os.environ.get("FULCRUM_IMAGE_BOOT_TIMEOUT", 900))
 API_TIMEOUT = float(os.environ.get("FULCRUM_IMAGE_API_TIMEOUT", 600))
@@ -182,7 +183,11 @@ class Appliance:
         try:
             self.child.expect(pattern if isinstance(pattern, re.Pattern) else re.escape(pattern), timeout=timeout)
         except pexpect.TIMEOUT:
-            raise ApplianceError(f"timed out after {timeout:g} s waiting for {what} on the serial console") from None
+            seen = self.child.before.decode(errors="replace")[-CONSOLE_TAIL:] if self.child.before else ""
+            raise ApplianceError(
+                f"timed out after {timeout:g} s waiting for {what} on the serial console; "
+                f"its last output:\n{seen}"
+            ) from None
         except pexpect.EOF:
             raise ApplianceError(f"qemu exited while waiting for {what}; see {self.serial_log_path}") from None
         return self.child.match  # type: ignore[no-any-return]
