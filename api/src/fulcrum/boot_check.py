@@ -50,6 +50,7 @@ HEALTH_URL = "https://127.0.0.1/api/v1/health"
 SYSTEMCTL, JOURNALCTL, RAUC = "systemctl", "journalctl", "rauc"
 POLL_INTERVAL = 3.0
 MAX_TRIES = 3  # GRUB's (image/grub/grub.cfg)
+COMMAND_LINE = Path("/proc/cmdline")  # GRUB names the slot it booted there (rauc.slot=)
 SLOT_ON_COMMAND_LINE = re.compile(r"(?:^|\s)rauc\.slot=(\S+)")
 
 
@@ -72,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         log.info("nothing to check: %s", error.message)
         return 0
     directory = firmware.firmware_dir(settings)
-    booted = booted_slot(Path("/proc/cmdline").read_text())
+    booted = booted_slot(COMMAND_LINE.read_text())
     record = firmware_upgrade.read_record(directory)
     if record is not None and record.state in ("installed", "failed") and record.to_slot != booted:
         reason = record.reason if record.state == "failed" else (

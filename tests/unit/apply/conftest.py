@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import secrets
 import subprocess
+import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from fulcrum.apply.daemon import ApplyServer
 from fulcrum.apply.engine import ApplyEngine
 
 from applytest import VRRP_INTERFACE, Netns, Paths, engine_config, stop_test_keepalived
@@ -59,3 +62,23 @@ def live_files(paths: Paths) -> dict[Path, bytes]:
     for path, content in contents.items():
         path.write_bytes(content)
     return contents
+
+
+@pytest.fixture
+def socket_dir() -> Iterator[Path]:
+    # Short: a Unix socket path must fit in 108 bytes, which pytest's tmp_path may not.
+    with tempfile.TemporaryDirectory(prefix="applyd-", dir="/tmp") as directory:
+        yield Path(directory)
+
+
+@pytest.fixture
+def server(engine: ApplyEngine, socket_dir: Path) -> Iterator[ApplyServer]:
+    server = ApplyServer(socket_dir / "applyd.sock", engine)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

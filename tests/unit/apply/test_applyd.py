@@ -10,9 +10,7 @@ import socket
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,26 +24,6 @@ from fulcrum.apply.result import ApplyOutcome, ApplyResult, DataplaneStats, Data
 
 from applytest import IPVS_PRESENT, Paths, make_snapshot
 from lab.wait import wait_until
-
-
-@pytest.fixture
-def socket_dir() -> Iterator[Path]:
-    # Short: a Unix socket path must fit in 108 bytes, which pytest's tmp_path may not.
-    with tempfile.TemporaryDirectory(prefix="applyd-", dir="/tmp") as directory:
-        yield Path(directory)
-
-
-@pytest.fixture
-def server(engine: ApplyEngine, socket_dir: Path) -> Iterator[ApplyServer]:
-    server = ApplyServer(socket_dir / "applyd.sock", engine)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 def _exchange(path: Path, payload: bytes) -> dict[str, Any]:
