@@ -57,10 +57,12 @@ class NodeExited(StopWaiting, AssertionError):
 
 class Node(ApiClient):
     """One appliance's API in its own process; over HTTPS with a generated certificate if `tls`
-    (as the appliance serves it), and with its wall clock `clock_offset` seconds off if given.
+    (as the appliance serves it), with its wall clock `clock_offset` seconds off and writing the
+    shared configuration in format `config_schema` (as a newer version would) if given.
     The requests are lab.api_client's; this class runs the process."""
 
-    def __init__(self, root: Path, name: str, sync_interval: float = 0.3, tls: bool = False, clock_offset: float = 0.0) -> None:
+    def __init__(self, root: Path, name: str, sync_interval: float = 0.3, tls: bool = False, clock_offset: float = 0.0,
+                 config_schema: int | None = None) -> None:
         super().__init__()
         self.name = name
         self.data = root / name
@@ -79,6 +81,7 @@ class Node(ApiClient):
             "FULCRUM_HA_SYNC_INTERVAL": str(sync_interval),
         }
         self.clock_offset = clock_offset
+        self.config_schema = config_schema
         self.tls: tuple[Path, Path] | None = None
         self.certificates = 0
         if tls:
@@ -119,7 +122,7 @@ class Node(ApiClient):
 
     def start(self, wait: bool = True) -> Node:
         self.reconnect()  # the certificate may be new
-        self.pid = spawn(self.port, self.env, self.data / "api.log", self.tls, self.clock_offset)
+        self.pid = spawn(self.port, self.env, self.data / "api.log", self.tls, self.clock_offset, self.config_schema)
         if wait:
             self.wait_ready()
         return self
@@ -272,11 +275,14 @@ class Gate:
 
 @contextlib.contextmanager
 def two_nodes(
-    root: Path, gated: bool = False, tls: bool = False, beta_clock_offset: float = 0.0, env: dict[str, str] | None = None
+    root: Path, gated: bool = False, tls: bool = False, beta_clock_offset: float = 0.0, env: dict[str, str] | None = None,
+    alpha_config_schema: int | None = None,
 ) -> Iterator[tuple[Node, Node, Gate | None, Gate | None]]:
     """alpha and beta, started and set up (not paired); with gates in front of each if `gated`,
-    over HTTPS if `tls`, beta's clock off by `beta_clock_offset` seconds, `env` added to both."""
-    alpha, beta = Node(root, "alpha", tls=tls), Node(root, "beta", tls=tls, clock_offset=beta_clock_offset)
+    over HTTPS if `tls`, beta's clock off by `beta_clock_offset` seconds, alpha writing configuration
+    format `alpha_config_schema` (a newer version), `env` added to both."""
+    alpha = Node(root, "alpha", tls=tls, config_schema=alpha_config_schema)
+    beta = Node(root, "beta", tls=tls, clock_offset=beta_clock_offset)
     for node in (alpha, beta):
         node.env.update(env or {})
     gates: tuple[Gate | None, Gate | None] = (None, None)
@@ -316,14 +322,16 @@ def in_sync(alpha: Node, beta: Node) -> bool:
 _zygote: subprocess.Popen[str] | None = None
 
 
-def spawn(port: int, env: dict[str, str], log: Path, tls: tuple[Path, Path] | None = None, clock_offset: float = 0.0) -> int:
+def spawn(port: int, env: dict[str, str], log: Path, tls: tuple[Path, Path] | None = None, clock_offset: float = 0.0,
+          config_schema: int | None = None) -> int:
     """A node's API forked by the zygote (started on first use); returns its pid."""
     global _zygote
     if _zygote is None or _zygote.poll() is not None:
         _zygote = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         atexit.register(_end_zygote, _zygote)
     assert _zygote.stdin is not None and _zygote.stdout is not None
-    request = {"port": port, "env": env, "log": str(log), "tls": [str(p) for p in tls] if tls else None, "clock_offset": clock_offset}
+    request = {"port": port, "env": env, "log": str(log), "tls": [str(p) for p in tls] if tls else None, "clock_offset": clock_offset,
+               "config_schema": config_schema}
     _zygote.stdin.write(json.dumps(request) + "\n")
     _zygote.stdin.flush()
     return int(_zygote.stdout.readline())
@@ -345,7 +353,8 @@ def alive(pid: int) -> bool:
     return True
 
 
-def _serve(port: int, env: dict[str, str], log_path: str, tls: list[str] | None, clock_offset: float) -> None:
+def _serve(port: int, env: dict[str, str], log_path: str, tls: list[str] | None, clock_offset: float,
+           config_schema: int | None) -> None:
     """In the forked child: become the node's API; never returns."""
     try:
         log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -360,12 +369,14 @@ def _serve(port: int, env: dict[str, str], log_path: str, tls: list[str] | None,
         import uvicorn
 
         from fulcrum import serve
-        from fulcrum.ha import clock
+        from fulcrum.ha import clock, wire
         from fulcrum.main import create_app
         from fulcrum.settings import Settings
 
         if clock_offset:
             clock.now = lambda: time.time() + clock_offset  # this node's wall clock is off
+        if config_schema:
+            wire.CONFIG_SCHEMA = config_schema  # a newer version's configuration format
         certfile, keyfile = (Path(tls[0]), Path(tls[1])) if tls else (None, None)
         # As the appliance serves: an uploaded certificate is served from the next connection.
         app = create_app(Settings())
@@ -391,7 +402,8 @@ def _zygote_main() -> None:
         request = json.loads(line)
         pid = os.fork()
         if pid == 0:
-            _serve(request["port"], request["env"], request["log"], request["tls"], request["clock_offset"])
+            _serve(request["port"], request["env"], request["log"], request["tls"], request["clock_offset"],
+                   request["config_schema"])
         print(pid, flush=True)
 
 

@@ -5,6 +5,7 @@ the real RAUC service reports them over a private D-Bus."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -19,10 +20,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from apitest import login_as
+from fulcrum import __version__
 from fulcrum.apply.client import LocalApplier
 from fulcrum.apply.engine import ApplyEngine
 from fulcrum.models import AuditEntry, Event
 from fulcrum.schemas.firmware import FirmwareUpgrade
+from fulcrum.services import firmware
 from fulcrum.services.firmware_upgrade import write_record
 from lab.bundles import DEV_KEYS, Bundles, make_bundles
 from lab.wait import wait_until
@@ -215,6 +218,12 @@ def test_a_node_that_is_not_ab_says_so_and_takes_nothing(
 
 @pytest.fixture
 def rauc_service(rauc_conf: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    with rauc_service_running(rauc_conf, monkeypatch):
+        yield
+
+
+@contextlib.contextmanager
+def rauc_service_running(rauc_conf: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The real RAUC service on a private bus that stands in for the system bus (slot A booted)."""
     if shutil.which("dbus-daemon") is None:
         pytest.skip("needs dbus-daemon")
@@ -379,3 +388,24 @@ def test_an_upgrade_outcome_is_announced_once_as_an_event(
     watch.run_once()
     events = session.scalars(select(Event).where(Event.kind == "upgrade.result").order_by(Event.id)).all()
     assert [(e.severity, e.message) for e in events][1:] == [("info", "Upgraded to 9.9.9: slot B is good")]
+
+
+def test_the_running_version_is_the_booted_slots_bundle_version(
+    app, rauc_conf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+) -> None:
+    """What the HA page and the peer show as this node's version (firmware.running_version)."""
+    (tmp_path / "rauc-data").mkdir()
+    (tmp_path / "rauc-data/central.raucs").write_text(
+        "[slot.rootfs.0]\nbundle.compatible=fulcrum-x86_64\nbundle.version=9.0.2+pair-test\nstatus=ok\n"
+    )
+    monkeypatch.setattr(firmware, "_booted_versions", {})
+    settings = app.state.settings.model_copy(update={"rauc_system_conf": rauc_conf})
+    assert firmware.running_version(settings) == __version__  # RAUC's service not up: asked again later
+    with rauc_service_running(rauc_conf, monkeypatch):
+        version = wait_until(
+            lambda: firmware.running_version(settings) != __version__ and firmware.running_version(settings),
+            timeout=30,
+            what="RAUC to report the booted slot's bundle",
+        )
+    assert version == "9.0.2+pair-test"
+    assert firmware.running_version(settings) == version  # kept: the booted slot does not change

@@ -14,6 +14,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from apitest import WEB, login_as
+from fulcrum import __version__
+from fulcrum.ha import wire
 from fulcrum.db import unit_of_work
 from fulcrum.ha.runtime import ROLE_UNKNOWN_ALARM_AFTER, HaRuntime
 from fulcrum.ha.view import local_view
@@ -47,7 +49,8 @@ def paired_with(session: Session, name: str) -> None:
 def test_an_unpaired_node_is_standalone_and_its_own_writer(client: TestClient, ha: HaRuntime) -> None:
     status = client.get("/api/v1/ha/status").json()
     assert status["node"] == {"name": "fulcrum", "role": "standalone", "groups": [], "maintenance": False, "writer": True, "priority": 100,
-                              "certificate": None, "role_unknown_since": None, "role_unknown_alarm": False}
+                              "certificate": None, "role_unknown_since": None, "role_unknown_alarm": False,
+                              "software_version": __version__, "config_schema": wire.CONFIG_SCHEMA}
     assert status["peer"] is None
     assert status["active"] == {"name": None, "local": False, "url": None, "split_brain": False}
     assert status["sync"]["state"] == "unpaired"

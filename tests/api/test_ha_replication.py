@@ -9,6 +9,8 @@ from pathlib import Path
 import httpx
 
 from apitest import PASSWORD, WEB
+from fulcrum import __version__
+from fulcrum.ha import wire
 from hanode import WAIT_DEADLINE, Gate, Node, in_sync, pair, two_nodes
 from lab.wait import wait_until
 
@@ -128,6 +130,49 @@ def test_a_peer_that_was_down_catches_up(tmp_path: Path) -> None:
             what="alpha to see beta again",
         )
         assert wait_until(lambda: alpha.ha_status()["sync"]["state"] == "in_sync", WAIT_DEADLINE, what="in sync")
+
+
+def test_a_newer_node_sends_no_configuration_its_older_peer_cannot_read(tmp_path: Path) -> None:
+    """The middle of a pair upgrade: alpha runs a version whose configuration format (schema 2)
+    beta's older one cannot read. alpha says so, sends nothing, and resumes once beta is upgraded."""
+    with two_nodes(tmp_path, alpha_config_schema=2) as (alpha, beta, _, _):
+        pair(alpha, beta)
+        beta.login("admin")
+        status = wait_until(
+            lambda: (s := alpha.ha_status())["peer"]["config_schema"] is not None and s,
+            WAIT_DEADLINE,
+            what="alpha to hear beta's versions",
+        )
+        assert status["peer"]["protocol"] == wire.PROTOCOL and status["peer"]["config_schema"] == 1, status["peer"]
+        assert status["node"]["config_schema"] == 2
+        # No RAUC on this host: both report the API's own version.
+        assert status["node"]["software_version"] == status["peer"]["software_version"] == __version__
+
+        alpha.post("/services", WEB, expect=201)
+        alpha.commit("add web")
+        sync = wait_until(
+            lambda: (s := alpha.ha_status()["sync"])["state"] == "incompatible" and s,
+            WAIT_DEADLINE,
+            what="alpha to refuse to send its configuration",
+        )
+        expected = (
+            f"beta runs Fulcrum {__version__}, which reads configuration schema 1; this node writes schema 2, "
+            "so nothing is sent to beta until it is upgraded too"
+        )
+        assert sync["message"] == expected, sync
+        assert alpha.post("/ha/sync", expect=200) == {
+            "result": "incompatible", "local_revision": alpha.head()["number"], "peer_revision": None,  # type: ignore[index]
+            "message": expected,
+        }
+        assert beta.head() is None, "beta took a configuration it cannot read"
+        warnings = [e for e in alpha.get("/events?kind=ha.sync")["data"] if e["severity"] == "warning"]
+        assert [e["message"] for e in warnings] == [expected], "the refusal is an event once, not at every poll"
+
+        beta.stop()
+        beta.config_schema = 2  # beta upgraded too
+        beta.start()
+        wait_until(lambda: in_sync(alpha, beta), WAIT_DEADLINE, what="beta to take alpha's configuration")
+        wait_until(lambda: alpha.ha_status()["sync"]["state"] == "in_sync", WAIT_DEADLINE, what="alpha in sync")
 
 
 def _split(alpha: Node, beta: Node, gate_a: Gate, gate_b: Gate) -> None:

@@ -1288,6 +1288,10 @@ export type HaNode = {
      */
     certificate: string | null;
     /**
+     * Config Schema
+     */
+    config_schema: number;
+    /**
      * Groups
      */
     groups: Array<GroupState>;
@@ -1316,6 +1320,10 @@ export type HaNode = {
      */
     role_unknown_since?: string | null;
     /**
+     * Software Version
+     */
+    software_version: string;
+    /**
      * Writer
      */
     writer: boolean;
@@ -1338,6 +1346,10 @@ export type HaPeer = {
      */
     clock_offset: number | null;
     /**
+     * Config Schema
+     */
+    config_schema: number | null;
+    /**
      * Groups
      */
     groups: Array<GroupState>;
@@ -1350,6 +1362,10 @@ export type HaPeer = {
      */
     name: string;
     /**
+     * Protocol
+     */
+    protocol: number | null;
+    /**
      * Reachable
      */
     reachable: boolean;
@@ -1357,6 +1373,10 @@ export type HaPeer = {
      * Role
      */
     role: 'active' | 'standby' | 'fault' | 'maintenance' | 'standalone' | 'unknown' | null;
+    /**
+     * Software Version
+     */
+    software_version: string | null;
     /**
      * Unreachable Since
      */
@@ -1422,7 +1442,7 @@ export type HaSync = {
     /**
      * State
      */
-    state: 'unpaired' | 'in_sync' | 'peer_behind' | 'peer_ahead' | 'conflict' | 'unreachable';
+    state: 'unpaired' | 'in_sync' | 'peer_behind' | 'peer_ahead' | 'conflict' | 'unreachable' | 'incompatible';
 };
 
 /**
@@ -3472,7 +3492,7 @@ export type SyncResult = {
     /**
      * Result
      */
-    result: 'in_sync' | 'fast_forward' | 'forced' | 'peer_ahead' | 'conflict' | 'failed' | 'nothing_to_push' | 'pulled';
+    result: 'in_sync' | 'fast_forward' | 'forced' | 'peer_ahead' | 'conflict' | 'failed' | 'nothing_to_push' | 'pulled' | 'incompatible';
 };
 
 /**

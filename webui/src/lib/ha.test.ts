@@ -1,12 +1,12 @@
 import { ApiError } from '../api/errors';
 import type { HaStatus } from '../client/types.gen';
-import { activeNodeName, activeSide, clockText, haAlarms, lastingUnknownRoles, normalizePairingCode, pairingCodeError, peerHost, peerUrlError, peerUrlFrom, standbyNotice, syncSummary, UNKNOWN_ROLE_GRACE_MS } from './ha';
+import { activeNodeName, activeSide, clockText, haAlarms, lastingUnknownRoles, normalizePairingCode, pairingCodeError, peerHost, peerUrlError, peerUrlFrom, peerVersion, standbyNotice, syncSummary, UNKNOWN_ROLE_GRACE_MS } from './ha';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 
 function status(over: { node?: Partial<HaStatus['node']>; peer?: Partial<NonNullable<HaStatus['peer']>> | null; sync?: Partial<HaStatus['sync']>; split?: Partial<HaStatus['split_brain']> } = {}): HaStatus {
   return {
-    node: { name: 'lb1', role: 'active', groups: [], maintenance: false, writer: true, priority: 150, certificate: null, ...over.node },
+    node: { name: 'lb1', role: 'active', groups: [], maintenance: false, writer: true, priority: 150, certificate: null, software_version: '0.1.0', config_schema: 1, ...over.node },
     peer:
       over.peer === null
         ? null
@@ -23,6 +23,9 @@ function status(over: { node?: Partial<HaStatus['node']>; peer?: Partial<NonNull
             certificate: 'ab'.repeat(32),
             untrusted_certificate: null,
             clock_offset: 0.2,
+            software_version: '0.1.0',
+            protocol: 2,
+            config_schema: 1,
             ...over.peer,
           },
     sync: { state: 'in_sync', local_revision: 7, local_hash: 'a', peer_revision: 7, peer_hash: 'a', since: '2026-03-01T11:50:00Z', message: '', ...over.sync },
@@ -51,6 +54,13 @@ describe('syncSummary', () => {
   });
   it('asks to choose a side on a conflict', () => {
     expect(syncSummary(status({ sync: { state: 'conflict' } }), NOW).detail).toMatch(/choose which side wins/);
+  });
+  it('says that an older peer cannot read this configuration, and that nothing is copied', () => {
+    const summary = syncSummary(status({ sync: { state: 'incompatible', message: 'lb2 runs Fulcrum 0.1.0, which reads configuration schema 1' } }), NOW);
+    expect(summary.tone).toBe('red');
+    expect(summary.title).toMatch(/^Peer cannot read this configuration/);
+    expect(summary.detail).toMatch(/^lb2 runs an older version: nothing is copied to it until it is upgraded too/);
+    expect(summary.detail).toContain('reads configuration schema 1');
   });
   it('is plain about an unpaired node', () => {
     expect(syncSummary(status({ peer: null, sync: { state: 'unpaired' } }), NOW).title).toBe('Not paired');
@@ -232,5 +242,20 @@ describe('pairing input', () => {
     expect(pairingCodeError('abcd-efgh-jklm')).toBeNull();
     expect(pairingCodeError('ABCD-EFGH-JKL0')).toMatch(/never contain I, O, 0 or 1/);
     expect(pairingCodeError('ABCD')).toMatch(/12-character/);
+  });
+});
+
+describe('peerVersion', () => {
+  it('names the peer\'s version, marked when it differs from this node\'s', () => {
+    expect(peerVersion(status())).toEqual({ text: 'Fulcrum 0.1.0', differs: false });
+    expect(peerVersion(status({ peer: { software_version: '0.2.0+g1234567' } }))).toEqual({ text: 'Fulcrum 0.2.0+g1234567', differs: true });
+  });
+  it('says when the peer cannot read this node\'s configuration', () => {
+    const s = status({ node: { config_schema: 2, software_version: '0.2.0' }, peer: { config_schema: 1 } });
+    expect(peerVersion(s)).toEqual({ text: "Fulcrum 0.1.0: cannot read this node's configuration", differs: true });
+  });
+  it('is plain about a peer that has not said, or is too old to say', () => {
+    expect(peerVersion(status({ peer: { config_schema: null, software_version: null, protocol: null } })).text).toBe('Version not reported yet');
+    expect(peerVersion(status({ peer: { config_schema: 1, software_version: null, protocol: 1 } })).text).toBe('An older Fulcrum (no version reported)');
   });
 });

@@ -56,6 +56,12 @@ export function syncSummary(status: HaStatus, now = Date.now()): SyncSummary {
         detail: `This node cannot reach ${peerName}${peer ? ` at ${peer.url}` : ''}: no configuration sync and no failover check.${extra(sync.message)}`,
       };
     }
+    case 'incompatible':
+      return {
+        tone: 'red',
+        title: `Peer cannot read this configuration${since}`,
+        detail: `${peerName} runs an older version: nothing is copied to it until it is upgraded too.${extra(sync.message)}`,
+      };
     case 'conflict':
       return {
         tone: 'red',
@@ -311,4 +317,13 @@ export function peerHost(url: string): string | null {
   } catch {
     return null;
   }
+}
+
+/** The peer's version as it last said it (a node from before versions were exchanged says none),
+ *  and whether it differs from this node's: during a pair upgrade one node runs ahead. */
+export function peerVersion({ node, peer }: HaStatus): { text: string; differs: boolean } {
+  if (!peer || peer.config_schema === null) return { text: 'Version not reported yet', differs: false };
+  const version = peer.software_version ? `Fulcrum ${peer.software_version}` : 'An older Fulcrum (no version reported)';
+  const text = peer.config_schema < node.config_schema ? `${version}: cannot read this node's configuration` : version;
+  return { text, differs: peer.software_version !== node.software_version };
 }

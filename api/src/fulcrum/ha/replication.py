@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from fulcrum.apply.client import Applier
 from fulcrum.config.snapshot import ConfigSnapshot
 from fulcrum.errors import ConfigInvalid, Conflict
-from fulcrum.ha import events
+from fulcrum.ha import events, wire
 from fulcrum.ha.pairing import current_pairing
 from fulcrum.ha.peer_client import APPLY_TIMEOUT, PeerClient, PeerError, PeerResponse
 from fulcrum.ha.runtime import HaRuntime
@@ -305,6 +305,15 @@ def push(runtime: HaRuntime, force: bool = False) -> SyncResult:
             peer_revision=None,
             message="this node has no committed configuration yet",
         )
+    unreadable = _unreadable_by_peer(runtime, payload, peer_name)
+    if unreadable is not None:
+        with runtime.lock:
+            newly = runtime.sync.state != "incompatible"
+        if newly:  # once, not at every poll while it lasts
+            events.emit(runtime.telemetry, "ha.sync", Severity.WARNING, unreadable, {"peer": peer_name})
+        runtime.set_sync("incompatible", unreadable)
+        mine = payload.origin_revision
+        return SyncResult(result="incompatible", local_revision=mine, peer_revision=None, message=unreadable)
 
     try:
         response = peer.post("/config", payload.model_dump(mode="json"), timeout=APPLY_TIMEOUT)
@@ -314,6 +323,20 @@ def push(runtime: HaRuntime, force: bool = False) -> SyncResult:
             result="failed", local_revision=payload.origin_revision, peer_revision=None, message=str(error)
         )
     return _outcome(runtime, payload, response, peer_name)
+
+
+def _unreadable_by_peer(runtime: HaRuntime, payload: ConfigPush, peer_name: str) -> str | None:
+    """Why the peer, as it last described itself, cannot read this configuration; None when it can
+    (or has not answered yet: an older node then refuses what it cannot parse, and says so)."""
+    with runtime.lock:
+        known = runtime.peer.status
+    if payload.shared is None or known is None or known.config_schema >= wire.CONFIG_SCHEMA:
+        return None
+    version = f"Fulcrum {known.software_version}" if known.software_version else "an older Fulcrum"
+    return (
+        f"{peer_name} runs {version}, which reads configuration schema {known.config_schema}; this node "
+        f"writes schema {wire.CONFIG_SCHEMA}, so nothing is sent to {peer_name} until it is upgraded too"
+    )
 
 
 def _outcome(runtime: HaRuntime, payload: ConfigPush, response: PeerResponse, peer_name: str) -> SyncResult:

@@ -12,7 +12,7 @@ from fulcrum.apply.client import ApplierError
 from fulcrum.apply.maintenance import in_maintenance
 from fulcrum.apply.result import VrrpView
 from fulcrum.config.snapshot import ConfigSnapshot, Node
-from fulcrum.ha import local, replication
+from fulcrum.ha import local, replication, wire
 from fulcrum.ha.pairing import current_pairing
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.ha.status import Side, is_writer
@@ -30,7 +30,7 @@ from fulcrum.schemas.ha import (
     SplitBrain,
     Transition,
 )
-from fulcrum.services import lineage, revisions
+from fulcrum.services import firmware, lineage, revisions
 from fulcrum.services.ha_config import get_node
 
 log = logging.getLogger(__name__)
@@ -166,6 +166,9 @@ def peer_status(session: Session, runtime: HaRuntime) -> PeerStatus:
         conn_sync_daemon=_daemon(view),  # type: ignore[arg-type]
         transitions=[Transition.model_validate(t) for t in local.transitions(session, view.name)],
         time=utcnow(),
+        protocol=wire.PROTOCOL,
+        config_schema=wire.CONFIG_SCHEMA,
+        software_version=firmware.running_version(runtime.settings),
     )
 
 
@@ -190,6 +193,9 @@ def ha_status(session: Session, runtime: HaRuntime) -> HaStatus:
                 certificate=view.pairing.peer_certificate,
                 untrusted_certificate=cache.untrusted_certificate,
                 clock_offset=round(cache.clock_offset, 3) if cache.clock_offset is not None else None,
+                software_version=peer_state.software_version if peer_state else None,
+                protocol=peer_state.protocol if peer_state else None,
+                config_schema=peer_state.config_schema if peer_state else None,
             )
         sync_state = (
             "unpaired"
@@ -215,6 +221,8 @@ def ha_status(session: Session, runtime: HaRuntime) -> HaStatus:
                 writer=view.writer,
                 priority=view.running_node.priority,
                 certificate=runtime.served_certificate,
+                software_version=firmware.running_version(runtime.settings),
+                config_schema=wire.CONFIG_SCHEMA,
                 role_unknown_since=runtime.local.role_unknown_since if unknown else None,
                 role_unknown_alarm=runtime.local.role_alarm and unknown,
             ),

@@ -16,8 +16,19 @@ Hex32 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
 Hex64 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
 
+# The peer API's version: 1 was every node before this field. Both nodes of a pair may run different
+# versions while the pair is upgraded one node at a time, so a message's fields only ever grow, and
+# a receiver ignores the ones it does not know (from version 2 on).
+PROTOCOL = 2
+# The shared configuration's format as ConfigPush carries it: raised when a version adds to it
+# what an older node cannot read. A node does not push to a peer that reads only an older one
+# (fulcrum.ha.replication.push says so, until the peer is upgraded too).
+CONFIG_SCHEMA = 1
+SoftwareVersion = Annotated[str, StringConstraints(pattern=r"^[0-9A-Za-z.+~_-]{1,64}$")]
+
+
 class _Message(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="ignore")
 
 
 class Offer(_Message):
@@ -61,6 +72,10 @@ class PeerStatus(_Message):
     conn_sync_daemon: Literal["master", "backup", "off"]
     transitions: list[Transition]
     time: datetime
+    # From protocol 2 on; an older node sends none of the three.
+    protocol: int = Field(default=1, ge=1)
+    config_schema: int = Field(default=1, ge=1)
+    software_version: SoftwareVersion | None = None
 
 
 class UserRecord(_Message):

@@ -36,7 +36,10 @@ FirewallSettings = snapshot.Firewall
 
 VrrpState = Literal["MASTER", "BACKUP", "FAULT", "UNKNOWN"]
 HaRole = Literal["active", "standby", "fault", "maintenance", "standalone", "unknown"]
-SyncStateName = Literal["unpaired", "in_sync", "peer_behind", "peer_ahead", "conflict", "unreachable"]
+# incompatible: the peer runs a version that cannot read this node's configuration (it is not sent).
+SyncStateName = Literal[
+    "unpaired", "in_sync", "peer_behind", "peer_ahead", "conflict", "unreachable", "incompatible"
+]
 
 
 class GroupState(BaseModel):
@@ -56,6 +59,8 @@ class HaNode(BaseModel):
     writer: bool  # edits are accepted here (the one-writer rule)
     priority: int
     certificate: str | None  # SHA-256 of the TLS certificate this node serves; None: plain HTTP
+    software_version: str  # the booted slot's bundle version, else the API's
+    config_schema: int  # the shared configuration's format this node writes (fulcrum.ha.wire)
     # A paired node with VIP groups whose role cannot be read: since when, and whether that has
     # lasted long enough to be an alarm (the ha.role_unknown event is raised then).
     role_unknown_since: datetime | None = None
@@ -88,6 +93,10 @@ class HaPeer(BaseModel):
     # Seconds the peer's clock is ahead of this node's (negative: behind), measured on the last
     # poll; peer requests are refused beyond 30 s, the ha.clock_skew alarm comes at 10 s.
     clock_offset: float | None
+    # As the peer last reported them; None before the first answer, or from a node too old to say.
+    software_version: str | None
+    protocol: int | None
+    config_schema: int | None
 
 
 class HaSync(BaseModel):
@@ -154,7 +163,15 @@ class PairRequest(BaseModel):
 
 
 SyncResultName = Literal[
-    "in_sync", "fast_forward", "forced", "peer_ahead", "conflict", "failed", "nothing_to_push", "pulled"
+    "in_sync",
+    "fast_forward",
+    "forced",
+    "peer_ahead",
+    "conflict",
+    "failed",
+    "nothing_to_push",
+    "pulled",
+    "incompatible",
 ]
 
 

@@ -27,6 +27,7 @@ import anyio
 import anyio.to_thread
 from sqlalchemy.orm import Session
 
+from fulcrum import __version__
 from fulcrum.db import begin_write
 from fulcrum.errors import BundleRefused, NotAbSystem, NotFound, PayloadTooLarge
 from fulcrum.schemas.firmware import FirmwareBundle, FirmwareSlot, FirmwareStatus
@@ -189,6 +190,23 @@ def status(settings: Settings) -> FirmwareStatus:
         slots=sorted(_slots(report.get("slots") or []), key=lambda slot: slot.name),
         bundle=bundle,
     )
+
+
+_booted_versions: dict[Path, str | None] = {}
+
+
+def running_version(settings: Settings) -> str:
+    """This node's software version, as its peer and the HA page show it: the version of the bundle
+    its booted slot was installed from, else (a freshly flashed slot, not an A/B system) the API's
+    own. RAUC is asked once: the booted slot does not change while the API runs."""
+    conf = settings.rauc_system_conf
+    if conf in _booted_versions:
+        return _booted_versions[conf] or __version__
+    current = status(settings)
+    booted = next((slot for slot in current.slots if slot.state == "booted"), None)
+    if booted is not None or not current.ab_system:  # RAUC not answering yet: ask again next time
+        _booted_versions[conf] = booted.version if booted else None
+    return booted.version if booted and booted.version else __version__
 
 
 def firmware_dir(settings: Settings) -> Path:

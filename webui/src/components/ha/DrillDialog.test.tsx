@@ -6,7 +6,7 @@ import type { DrillResult, HaStatus } from '../../client/types.gen';
 import { DrillDialog, drillRun, type DrillRun } from './DrillDialog';
 
 const STATUS: HaStatus = {
-  node: { name: 'lb1', role: 'maintenance', groups: [{ name: 'front', state: 'FAULT', since: '2026-03-01T12:00:00Z' }], maintenance: true, writer: false, priority: 150, certificate: null },
+  node: { name: 'lb1', role: 'maintenance', groups: [{ name: 'front', state: 'FAULT', since: '2026-03-01T12:00:00Z' }], maintenance: true, writer: false, priority: 150, certificate: null, software_version: '0.1.0', config_schema: 1 },
   peer: {
     name: 'lb2',
     url: 'https://10.0.0.2',
@@ -20,6 +20,9 @@ const STATUS: HaStatus = {
     certificate: null,
     untrusted_certificate: null,
     clock_offset: null,
+    software_version: '0.1.0',
+    protocol: 2,
+    config_schema: 1,
   },
   sync: { state: 'in_sync', local_revision: 3, local_hash: 'a', peer_revision: 3, peer_hash: 'a', since: null, message: '' },
   conn_sync: { enabled: true, interface: 'eth1', local_daemon: 'backup', local_connections: 40, peer_connections: 41 },

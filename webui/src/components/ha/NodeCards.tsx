@@ -1,7 +1,7 @@
 import { Alert, Badge, Card, Divider, Group, Stack, Text, Tooltip } from '@mantine/core';
 import type { GroupState, HaStatus } from '../../client/types.gen';
 import { dateTime, relativeTime } from '../../lib/format';
-import { CLOCK_ALARM_SECONDS, clockText, ROLE, roleIsAlarm, shortFingerprint, type Role as HaRole } from '../../lib/ha';
+import { CLOCK_ALARM_SECONDS, clockText, peerVersion, ROLE, roleIsAlarm, shortFingerprint, type Role as HaRole } from '../../lib/ha';
 import { HandOverActions } from './HandOverActions';
 
 /** The two nodes of the pair side by side: role, who takes changes, VRRP groups, reachability. */
@@ -52,6 +52,7 @@ export function ThisNodeCard({ status }: { status: HaStatus }) {
           <Text size="xs" c="dimmed" tt="uppercase" fw={600}>This node</Text>
           <Text fw={700} size="lg">{node.name}</Text>
           <Text size="xs" c="dimmed">VRRP priority {node.priority}</Text>
+          <Text size="xs" c="dimmed" data-testid="node-version">Fulcrum {node.software_version}</Text>
         </div>
         <RoleBadge role={node.role} />
       </Group>
@@ -100,6 +101,9 @@ export function PeerCard({ status }: { status: HaStatus }) {
       </Group>
       <Text size="xs" c="dimmed" mt={4}>
         Runs {peer.applied_revision === null ? 'no revision yet' : `revision ${peer.applied_revision}`}
+      </Text>
+      <Text size="xs" c={peerVersion(status).differs ? 'yellow.8' : 'dimmed'} data-testid="peer-version">
+        {peerVersion(status).text}
       </Text>
       <Text size="xs" c={peer.clock_offset !== null && Math.abs(peer.clock_offset) >= CLOCK_ALARM_SECONDS ? 'red' : 'dimmed'} data-testid="peer-clock">
         Clock {clockText(peer.clock_offset)}
