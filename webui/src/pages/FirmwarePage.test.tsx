@@ -1,10 +1,11 @@
 import { MantineProvider } from '@mantine/core';
 import { ModalsProvider } from '@mantine/modals';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { render, screen, within } from '@testing-library/react';
+import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { client } from '../client/client.gen';
 import type { FirmwareStatus, FirmwareUpgrade } from '../client/types.gen';
+import { nextRestartPhase } from '../api/queries/firmware';
 import FirmwarePage from './FirmwarePage';
 
 const IDLE = { operation: 'idle', progress: null, message: null, last_error: null };
@@ -139,5 +140,38 @@ describe('FirmwarePage', () => {
 
     expect(await screen.findByText(refusal)).toBeVisible();
     expect(requests).toContain('POST /api/v1/firmware/reboot');
+  });
+
+  it('follows the node through its restart, then shows the boot check\'s verdict', async () => {
+    const answers: Record<string, { status: number; body?: unknown }> = {
+      'GET /api/v1/firmware': { status: 200, body: { ...STATUS, upgrade: upgrade('installed') } },
+      'POST /api/v1/firmware/reboot': { status: 202 },
+      'GET /api/v1/health': { status: 200, body: { status: 'ok' } },
+    };
+    fakeApi(answers);
+    showPage();
+    await userEvent.click(await screen.findByRole('button', { name: 'Restart now' }));
+    await userEvent.click(within(await screen.findByRole('dialog', { name: 'Restart this node now?' })).getByRole('button', { name: 'Restart now' }));
+    const watch = await screen.findByTestId('restart-watch');
+    expect(watch).toHaveAttribute('data-phase', 'going_down');
+
+    answers['GET /api/v1/health'] = { status: 503 }; // gone
+    await waitFor(() => expect(screen.getByTestId('restart-watch')).toHaveAttribute('data-phase', 'down'), { timeout: 8_000 });
+    expect(screen.getByTestId('restart-watch')).toHaveTextContent('The node is down, starting slot B');
+
+    answers['GET /api/v1/health'] = { status: 200, body: { status: 'ok' } }; // back, and judged good
+    answers['GET /api/v1/firmware'] = { status: 200, body: { ...STATUS, booted: 'B', upgrade: upgrade('good') } };
+    expect(await screen.findByText('Upgraded to 2.0.0 (slot B is good)', {}, { timeout: 8_000 })).toBeVisible();
+    expect(screen.queryByTestId('restart-watch')).toBeNull();
+  }, 20_000);
+});
+
+describe('nextRestartPhase', () => {
+  it('waits for the node to go, then to come back, and stays back', () => {
+    expect(nextRestartPhase('going_down', true)).toBe('going_down');
+    expect(nextRestartPhase('going_down', false)).toBe('down');
+    expect(nextRestartPhase('down', false)).toBe('down');
+    expect(nextRestartPhase('down', true)).toBe('back');
+    expect(nextRestartPhase('back', false)).toBe('back');
   });
 });

@@ -1,13 +1,17 @@
 import { Alert, Badge, Button, Card, FileButton, Group, Progress, Stack, Table, Text, Title, type MantineColor } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { errorMessage } from '../api/errors';
 import {
   deleteBundleMutation,
   firmwareQuery,
   installBundleMutation,
   installRunning,
+  nextRestartPhase,
+  nodeAnswersQuery,
   rebootMutation,
+  refreshFirmware,
+  type RestartPhase,
   uploadBundleMutation,
 } from '../api/queries/firmware';
 import type { FirmwareBundle, FirmwareInstall, FirmwareSlot, FirmwareStatus, FirmwareUpgrade } from '../client/types.gen';
@@ -246,15 +250,40 @@ function RestartNow({ upgrade }: { upgrade: FirmwareUpgrade }) {
         >
           Restart now
         </ConfirmButton>
-        {reboot.isSuccess && (
-          <Text size="sm" c="dimmed">
-            Restarting. Reload this page once the node is back: it then says whether slot {upgrade.to_slot} was found good.
-          </Text>
-        )}
+        {reboot.isSuccess && <RestartWatch slot={upgrade.to_slot} />}
       </Group>
       {/* The refusal says itself what did not happen: "the node was not restarted: …" */}
       {reboot.error && <Alert color="red">{errorMessage(reboot.error)}</Alert>}
     </Stack>
+  );
+}
+
+const RESTART_TEXT: Record<RestartPhase, (slot: string) => string> = {
+  going_down: () => 'Restarting: waiting for the node to go down…',
+  down: (slot) => `The node is down, starting slot ${slot}. This page follows it: it takes a few minutes.`,
+  back: (slot) => `The node is back. Its boot check is deciding whether slot ${slot} is good…`,
+};
+
+/** Follows the node through its restart (it stops answering, then answers again), then reads the
+ *  firmware status until the boot check's verdict replaces this card. */
+function RestartWatch({ slot }: { slot: string }) {
+  const queryClient = useQueryClient();
+  const [phase, setPhase] = useState<RestartPhase>('going_down');
+  const answers = useQuery(nodeAnswersQuery(phase !== 'back'));
+  const seen = answers.data;
+  useEffect(() => {
+    if (seen) setPhase((current) => nextRestartPhase(current, seen.answers));
+  }, [seen]);
+  useEffect(() => {
+    if (phase !== 'back') return;
+    void refreshFirmware(queryClient);
+    const timer = window.setInterval(() => void refreshFirmware(queryClient), 5_000);
+    return () => window.clearInterval(timer);
+  }, [phase, queryClient]);
+  return (
+    <Text size="sm" c="dimmed" data-testid="restart-watch" data-phase={phase}>
+      {RESTART_TEXT[phase](slot)}
+    </Text>
   );
 }
 

@@ -1,5 +1,5 @@
 import { queryOptions, type QueryClient } from '@tanstack/react-query';
-import { firmwareDeleteBundle, firmwareGetFirmware, firmwareInstallBundle, firmwareRebootNode } from '../../client/sdk.gen';
+import { firmwareDeleteBundle, firmwareGetFirmware, firmwareInstallBundle, firmwareRebootNode, statusHealth } from '../../client/sdk.gen';
 import type { FirmwareBundle, FirmwareStatus } from '../../client/types.gen';
 import { uploadFile } from '../http';
 
@@ -55,3 +55,39 @@ export const rebootMutation = () => ({
     await firmwareRebootNode();
   },
 });
+
+// While the node restarts: asked every few seconds whether it answers, until it is gone and back.
+const RESTART_POLL_MS = 3_000;
+
+/** Whether the node answers /health now (never an error: not answering is the point). */
+export const nodeAnswersQuery = (enabled: boolean) =>
+  queryOptions({
+    queryKey: ['node-answers'],
+    queryFn: async ({ signal }) => {
+      try {
+        await statusHealth({ signal, throwOnError: true });
+        return { answers: true, at: Date.now() };
+      } catch {
+        return { answers: false, at: Date.now() };
+      }
+    },
+    enabled,
+    retry: false,
+    gcTime: 0,
+    refetchInterval: RESTART_POLL_MS,
+    refetchIntervalInBackground: true,
+  });
+
+export type RestartPhase = 'going_down' | 'down' | 'back';
+
+/** One more answer (or none) from the restarting node: it answers until it goes down, then is
+ *  down until it answers again. A node that is back stays back. */
+export function nextRestartPhase(phase: RestartPhase, answers: boolean): RestartPhase {
+  if (phase === 'going_down') return answers ? 'going_down' : 'down';
+  if (phase === 'down') return answers ? 'back' : 'down';
+  return 'back';
+}
+
+/** Once the node is back its boot check decides (seconds to minutes later): the status is read
+ *  again until the upgrade record moves on from "installed". */
+export const refreshFirmware = (queryClient: QueryClient) => queryClient.invalidateQueries({ queryKey: firmwareKeys.status });
