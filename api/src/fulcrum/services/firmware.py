@@ -17,6 +17,8 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -192,21 +194,47 @@ def status(settings: Settings) -> FirmwareStatus:
     )
 
 
-_booted_versions: dict[Path, str | None] = {}
+@dataclass
+class _BootedVersion:
+    known: bool = False
+    version: str | None = None  # of the booted slot's bundle; None for a flashed slot
+    asking: bool = False
+    asked_at: float | None = None
+
+
+_booted_versions: dict[Path, _BootedVersion] = {}
+_booted_lock = threading.Lock()
+ASK_RAUC_AGAIN_SECONDS = 60.0
 
 
 def running_version(settings: Settings) -> str:
     """This node's software version, as its peer and the HA page show it: the version of the bundle
     its booted slot was installed from, else (a freshly flashed slot, not an A/B system) the API's
-    own. RAUC is asked once: the booted slot does not change while the API runs."""
+    own. Never waits on RAUC (the peer's poll asks for it, and must not stall on a slow service): RAUC
+    is asked in a thread of its own, once, or again a minute after it did not answer; until it has
+    answered, the API's own version is given. The booted slot does not change while the API runs."""
     conf = settings.rauc_system_conf
-    if conf in _booted_versions:
-        return _booted_versions[conf] or __version__
-    current = status(settings)
-    booted = next((slot for slot in current.slots if slot.state == "booted"), None)
-    if booted is not None or not current.ab_system:  # RAUC not answering yet: ask again next time
-        _booted_versions[conf] = booted.version if booted else None
-    return booted.version if booted and booted.version else __version__
+    with _booted_lock:
+        entry = _booted_versions.setdefault(conf, _BootedVersion())
+        if entry.known:
+            return entry.version or __version__
+        due = entry.asked_at is None or time.monotonic() - entry.asked_at >= ASK_RAUC_AGAIN_SECONDS
+        if due and not entry.asking:
+            entry.asking, entry.asked_at = True, time.monotonic()
+            threading.Thread(target=_ask_booted_version, args=(settings, entry), daemon=True).start()
+    return __version__
+
+
+def _ask_booted_version(settings: Settings, entry: _BootedVersion) -> None:
+    try:
+        current = status(settings)
+        booted = next((slot for slot in current.slots if slot.state == "booted"), None)
+        with _booted_lock:
+            if booted is not None or not current.ab_system:  # else RAUC did not answer: ask again later
+                entry.known, entry.version = True, booted.version if booted else None
+    finally:
+        with _booted_lock:
+            entry.asking = False
 
 
 def firmware_dir(settings: Settings) -> Path:
