@@ -67,6 +67,7 @@ export function ThisNodeCard({ status }: { status: HaStatus }) {
 export function PeerCard({ status }: { status: HaStatus }) {
   const peer = status.peer;
   // Right after pairing the watcher has not polled the peer yet: neither reachable nor not.
+  const version = peerVersion(status);
   const reachability = !peer ? null : peer.reachable ? 'reachable' : peer.unreachable_since || peer.last_seen ? 'unreachable' : 'not_asked';
   if (!peer) {
     return (
@@ -102,8 +103,8 @@ export function PeerCard({ status }: { status: HaStatus }) {
       <Text size="xs" c="dimmed" mt={4}>
         Runs {peer.applied_revision === null ? 'no revision yet' : `revision ${peer.applied_revision}`}
       </Text>
-      <Text size="xs" c={peerVersion(status).differs ? 'yellow.8' : 'dimmed'} data-testid="peer-version">
-        {peerVersion(status).text}
+      <Text size="xs" c={version.differs ? 'yellow.8' : 'dimmed'} data-testid="peer-version">
+        {version.text}
       </Text>
       <Text size="xs" c={peer.clock_offset !== null && Math.abs(peer.clock_offset) >= CLOCK_ALARM_SECONDS ? 'red' : 'dimmed'} data-testid="peer-clock">
         Clock {clockText(peer.clock_offset)}
