@@ -5,8 +5,10 @@ VLAN on it, a static route), an A/B firmware upgrade through the API (a signed b
 image installed into slot B, the restart into it, slot B marked good by the boot check) with
 configuration, network, machine ID and journal kept, an upgrade whose API cannot start rolled back
 by itself, a management address move that nobody confirms rolling back by itself, console password
-protection turned on through the API, and a factory reset back to first-run state (an open console
-and DHCP again, slot B still booted); after every boot, no unit has failed.
+protection turned on through the API, a factory reset back to first-run state (an open console
+and DHCP again, slot B still booted), and there a first-run restore of a backup taken before the
+upgrade (a wrong passphrase refused first) that brings back the accounts, the certificate, the
+network and the service; after every boot, no unit has failed.
 
 Five boots under TCG with BIOS firmware (test_image_pair.py boots one node with UEFI), plus
 `make vm-image` when its inputs changed (3 to 5 minutes with a warm download cache). Serial logs
@@ -22,6 +24,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -58,6 +61,8 @@ ROUTE_DESTINATION, ROUTE_TABLE = "203.0.113.0/24", 100
 # What /data/network/timesyncd.conf has before the network is managed (data-layout.conf).
 DEBIAN_NTP = [f"{n}.debian.pool.ntp.org" for n in range(4)]
 UNCONFIRMED_SECONDS = 30
+BACKUP_PASSPHRASE = "kept apart from the box 4"
+RESTORE_APPLY_TIMEOUT = 180
 
 
 def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int, tmp_path: Path) -> None:
@@ -120,6 +125,9 @@ def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int, tmp_path: P
     with appliance.api() as api:
         refused = api.post("/auth/login", json={"username": ADMIN, "password": FIRST_PASSWORD})
     assert refused.status_code == 401, f"the old password still works after the console reset: {refused.text}"
+
+    # A backup of this configuration, taken on the first version (restored after the factory reset).
+    backup = export_backup(appliance, token)
 
     # Upgrade: a signed bundle cut from this very image (a marker names its version) is installed
     # into slot B while slot A serves, then the node restarts into it. Configuration, certificate,
@@ -194,6 +202,19 @@ def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int, tmp_path: P
         # The firmware is not configuration: the reset keeps the upgraded slot booting.
         assert "rauc.slot=B" in run("cat /proc/cmdline", 30), "factory reset went back to slot A"
 
+    # The reset appliance is a fresh one with the upgraded firmware: the backup taken before the
+    # upgrade restores from its first-run page, and it serves the same service again.
+    restore_on_first_run(appliance, backup, first_fingerprint)
+    token = login(appliance, CONSOLE_PASSWORD)  # the backup's accounts replaced first-run setup
+    wait_for_restored_revision(appliance, token, revision)
+    timings["factory_reset_to_restored_s"] = round(time.monotonic() - appliance.booted_at, 1)
+    with appliance.shell() as run:
+        assert_no_failed_units(run)
+        assert_ipvs_has_service(run, tcp_backend)
+        # The network is in the backup too: the static address and the bond are back.
+        assert_address(appliance, run, interface, dynamic=False)
+        assert_kernel_has_bond(appliance, run)
+
     (appliance.results / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
     print(f"\nimage test timings: {timings}")
 
@@ -241,6 +262,51 @@ def commit_service(appliance: Appliance, token: str, backend_port: int) -> int:
     readback = [s for s in result["steps"] if s["step"] == "verify" and s["daemon"] == "keepalived"]
     assert readback and readback[0]["ok"], f"no successful IPVS read-back in {result['steps']}"
     return number
+
+
+def export_backup(appliance: Appliance, token: str) -> bytes:
+    with appliance.api(token) as api:
+        answer = api.post("/backup", json={"passphrase": BACKUP_PASSPHRASE}, timeout=120)
+    assert answer.status_code == 200, f"the backup export failed: {answer.status_code} {answer.text}"
+    return answer.content
+
+
+def restore_on_first_run(appliance: Appliance, backup: bytes, backup_fingerprint: str) -> None:
+    """A wrong passphrase is named and changes nothing; the right one restores the accounts, the
+    configuration and the backup's TLS certificate, which the API presents from the next connection."""
+
+    def restore(passphrase: str) -> httpx.Response:
+        with appliance.api() as api:
+            return api.post(
+                "/setup/restore",
+                content=backup,
+                headers={"X-Fulcrum-Backup-Passphrase": quote(passphrase), "Content-Type": "application/octet-stream"},
+                timeout=300,
+            )
+
+    refused = restore("not the backup's passphrase")
+    assert refused.status_code == 400 and refused.json()["code"] == "wrong_passphrase", refused.text
+    with appliance.api() as api:
+        assert api.get("/setup").json() == {"needs_setup": True}, "a refused restore changed the fresh appliance"
+    restored = restore(BACKUP_PASSPHRASE)
+    assert restored.status_code == 201, f"the first-run restore failed: {restored.status_code} {restored.text}"
+    manifest = restored.json()["manifest"]
+    assert manifest["includes"]["tls"] and manifest["includes"]["revisions"] >= 1, manifest
+    # From the next connection the API presents the backup's certificate: pinned from here on.
+    appliance.fingerprint = backup_fingerprint
+    with appliance.api() as api:
+        assert api.get("/setup").json() == {"needs_setup": False}, "the restore did not bring the backup's accounts"
+
+
+def wait_for_restored_revision(appliance: Appliance, token: str, revision: int) -> None:
+    """The restored running revision is applied in the background, as at start-up."""
+    deadline = time.monotonic() + RESTORE_APPLY_TIMEOUT
+    with appliance.api(token) as api:
+        while (status := api.get("/status").json())["applied_revision"] != revision:
+            assert time.monotonic() < deadline, f"the restored revision {revision} was not applied: {status}"
+            time.sleep(3)
+        services = api.get("/services").json()["data"]
+    assert [service["name"] for service in services] == ["web"], services
 
 
 def login(appliance: Appliance, password: str) -> str:
