@@ -16,6 +16,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from apitest import PASSWORD, WEB
+from lab.ssh_keys import host_keys
 from test_tls_certificate import install_self_signed
 from fulcrum import migrate
 from fulcrum.backup import archive, crypto
@@ -301,7 +302,7 @@ def test_a_backup_from_an_older_schema_is_migrated_forward(appliances, tmp_path:
         )
     settings = Settings(data_dir=tmp_path / "old", ssh_host_key_dir=tmp_path / "none")
     with tempfile.TemporaryFile() as plain:
-        manifest = archive.write(settings, "lb-2025", False, plain)
+        manifest = archive.write(settings, "lb-2025", False, plain, {}, [])
         assert manifest.schema_revision == "0003"
         size = plain.tell()
         plain.seek(0)
@@ -330,22 +331,67 @@ def test_every_table_is_either_restored_or_left_out_on_purpose() -> None:
     assert set(Base.metadata.tables) == set(RESTORED) | set(archive.NOT_BACKED_UP)
 
 
-def test_tls_material_and_readable_ssh_host_keys_go_into_the_backup(tmp_path: Path) -> None:
+def test_tls_material_and_ssh_host_keys_go_into_the_backup_and_onto_the_fresh_appliance(tmp_path: Path) -> None:
     old, new = Appliance(tmp_path, "lb-old", tls=True), Appliance(tmp_path, "lb-new", tls=True)
-    ssh = old.settings.ssh_host_key_dir
-    ssh.mkdir()
-    (ssh / "ssh_host_ed25519_key").write_text("private host key\n")
-    (ssh / "ssh_host_ed25519_key.pub").write_text("ssh-ed25519 AAAA host\n")
-    (ssh / "unreadable_but_unrelated").write_text("not a host key\n")
+    old_keys = host_keys(old.settings.ssh_host_key_dir, "ed25519", "ecdsa")
+    (old.settings.ssh_host_key_dir / "authorized_keys").write_text("ssh-ed25519 AAAA admin\n")  # not a host key
+    own_keys = host_keys(new.settings.ssh_host_key_dir, "ed25519")
     with old.client, new.client:
         backup = export(configured(old))
         result = restore_fresh(new, backup)
         includes = result["manifest"]["includes"]
         assert includes["tls"] is True
-        assert includes["ssh_host_keys"] == ["ssh_host_ed25519_key", "ssh_host_ed25519_key.pub"]
-        # The served certificate is the old appliance's now; the SSH keys are root's to restore.
+        assert includes["ssh_host_keys"] == sorted(old_keys)
+        # The served certificate is the old appliance's now, and so are the SSH host keys.
         assert new.settings.tls_certfile.read_text() == old.settings.tls_certfile.read_text()
         assert new.settings.tls_keyfile.read_text() == old.settings.tls_keyfile.read_text()
-        assert any("SSH host keys were not restored" in note for note in result["notes"])
+        assert any(note.startswith("SSH host keys: installed ssh_host_ed25519_key, ssh_host_ecdsa_key")
+                   for note in result["notes"]), result["notes"]  # fmt: skip
+        installed = {p.name: p.read_text() for p in new.settings.ssh_host_key_dir.iterdir()}
+        assert installed == old_keys and installed != own_keys
         served = new.log_in().get("/api/v1/tls/certificate").json()["fingerprint_sha256"]
         assert served == old.client.get("/api/v1/tls/certificate").json()["fingerprint_sha256"]
+
+
+def test_a_running_appliance_takes_the_backups_ssh_host_keys_only_when_asked(appliances) -> None:  # type: ignore[no-untyped-def]
+    old, new = appliances
+    old_keys = host_keys(old.settings.ssh_host_key_dir, "ed25519")
+    own_keys = host_keys(new.settings.ssh_host_key_dir, "ed25519")
+    backup = export(configured(old))
+    client = set_up(new)
+
+    def restore(query: str) -> dict:  # type: ignore[type-arg]
+        response = client.post(
+            f"/api/v1/backup/restore{query}", content=backup,
+            headers={HEADER: quote(PASSPHRASE), "Content-Type": "application/octet-stream"},
+        )  # fmt: skip
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def keys() -> dict[str, str]:
+        return {p.name: p.read_text() for p in new.settings.ssh_host_key_dir.iterdir()}
+
+    restore("")
+    assert keys() == own_keys, "a restore not asked for the SSH host keys replaced them"
+    result = restore("?ssh=true")
+    assert keys() == old_keys
+    assert any(note.startswith("SSH host keys: installed ssh_host_ed25519_key") for note in result["notes"])
+    audit = client.get("/api/v1/audit").json()["data"]
+    assert [e["detail"]["ssh"] for e in audit if e["action"] == "backup.restore"] == [True, False]
+
+
+def test_host_keys_sshd_could_not_use_are_not_installed_and_the_restore_says_so(appliances, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    old, new = appliances
+    keys = host_keys(old.settings.ssh_host_key_dir, "ed25519")
+    other = host_keys(tmp_path / "elsewhere", "ed25519")
+    (old.settings.ssh_host_key_dir / "ssh_host_ed25519_key.pub").write_text(other["ssh_host_ed25519_key.pub"])
+    own_keys = host_keys(new.settings.ssh_host_key_dir, "ed25519")
+    backup = export(configured(old))
+    result = restore_fresh(new, backup)
+    assert any("SSH host keys were not installed: ssh_host_ed25519_key.pub is not the public key" in note
+               for note in result["notes"]), result["notes"]  # fmt: skip
+    assert {p.name: p.read_text() for p in new.settings.ssh_host_key_dir.iterdir()} == own_keys
+    assert keys["ssh_host_ed25519_key"] != own_keys["ssh_host_ed25519_key"]
+    assert new.log_in().get("/api/v1/services").json()["count"] == 1, "the rest of the restore did not happen"
+
+

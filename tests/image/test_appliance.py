@@ -7,8 +7,8 @@ configuration, network, machine ID and journal kept, an upgrade whose API cannot
 by itself, a management address move that nobody confirms rolling back by itself, console password
 protection turned on through the API, a factory reset back to first-run state (an open console
 and DHCP again, slot B still booted), and there a first-run restore of a backup taken before the
-upgrade (a wrong passphrase refused first) that brings back the accounts, the certificate, the
-network and the service; after every boot, no unit has failed.
+upgrade (a wrong passphrase refused first) that brings back the accounts, the certificate, the SSH
+host keys, the network and the service; after every boot, no unit has failed.
 
 Five boots under TCG with BIOS firmware (test_image_pair.py boots one node with UEFI), plus
 `make vm-image` when its inputs changed (3 to 5 minutes with a warm download cache). Serial logs
@@ -94,6 +94,7 @@ def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int, tmp_path: P
         data_bytes = int(run("df -B1 --output=size /data | tail -n 1", 30))
         assert data_bytes > 4 * 2**30, f"/data was not grown to the 8 GiB disk: {data_bytes} bytes"
         first_machine_id = run("cat /etc/machine-id", 30)
+        first_host_key = host_key(run)
 
     # The console's management address on a network Fulcrum does not manage yet: taken over from
     # the kernel (the image's NTP servers kept) and committed through the API.
@@ -197,6 +198,7 @@ def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int, tmp_path: P
         assert_address(appliance, run, interface, dynamic=True)  # back to DHCP
         assert run(f"test -e /sys/class/net/{BOND} || echo gone", 30) == "gone", "factory reset kept the bond"
         assert run("cat /etc/machine-id", 30) != first_machine_id, "factory reset kept the machine ID"
+        assert host_key(run) != first_host_key, "factory reset kept the SSH host key"
         boots = run("journalctl -F _BOOT_ID", 30).split()
         assert len(boots) == 1, f"factory reset kept the journal of earlier boots: {boots}"
         # The firmware is not configuration: the reset keeps the upgraded slot booting.
@@ -214,6 +216,10 @@ def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int, tmp_path: P
         # The network is in the backup too: the static address and the bond are back.
         assert_address(appliance, run, interface, dynamic=False)
         assert_kernel_has_bond(appliance, run)
+        # So are the SSH host keys, installed by the helper, and sshd presents them.
+        assert host_key(run) == first_host_key, "the backup's SSH host key was not restored"
+        scanned = run("ssh-keyscan -t ed25519 127.0.0.1 2>/dev/null", 60).split()
+        assert first_host_key in scanned, f"sshd does not present the restored host key: {scanned}"
 
     (appliance.results / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
     print(f"\nimage test timings: {timings}")
@@ -307,6 +313,11 @@ def wait_for_restored_revision(appliance: Appliance, token: str, revision: int) 
             time.sleep(3)
         services = api.get("/services").json()["data"]
     assert [service["name"] for service in services] == ["web"], services
+
+
+def host_key(run: Callable[[str, float], str]) -> str:
+    """The base64 of the appliance's ed25519 SSH host public key."""
+    return run("cut -d' ' -f2 /data/ssh/ssh_host_ed25519_key.pub", 30)
 
 
 def login(appliance: Appliance, password: str) -> str:

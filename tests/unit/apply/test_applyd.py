@@ -116,7 +116,8 @@ def test_a_request_that_is_not_an_object_is_refused(server: ApplyServer) -> None
 
 def test_an_unknown_op_is_refused(server: ApplyServer) -> None:
     assert _refusal(server, _request("exec", command="reboot")) == (
-        "unknown op 'exec': expected one of apply, validate, status, stats, vrrp_view, capture, reboot"
+        "unknown op 'exec': expected one of apply, validate, status, stats, vrrp_view, capture, reboot, "
+        "ssh_host_keys, install_ssh_host_keys"
     )
 
 
@@ -269,3 +270,10 @@ def test_the_installed_command_serves_and_stops_on_sigterm(paths: Paths, socket_
     assert f"listening on {path}" in log
     assert "revision 11: validated" in log
     assert not path.exists()
+
+
+def test_host_keys_may_only_be_sshds_own_files(server: ApplyServer) -> None:
+    refusal = _refusal(server, _request("install_ssh_host_keys", files={"../../root/.ssh/authorized_keys": "ssh-ed25519 A"}))
+    assert refusal.startswith("invalid install_ssh_host_keys request: files.../../root/.ssh/authorized_keys"), refusal
+    refusal = _refusal(server, _request("install_ssh_host_keys", files={}, path="/etc"))
+    assert "path: Extra inputs are not permitted" in refusal, refusal

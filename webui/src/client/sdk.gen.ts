@@ -190,7 +190,7 @@ export const backupExportBackup = <ThrowOnError extends boolean = true>(options:
 });
 
 /**
- * Restore a backup's configuration as the candidate (then review and commit it); accounts and the TLS certificate only if asked
+ * Restore a backup's configuration as the candidate (then review and commit it); accounts, the TLS certificate and the SSH host keys only if asked
  */
 export const backupRestoreBackup = <ThrowOnError extends boolean = true>(options: Options<BackupRestoreBackupData, ThrowOnError>) => (options.client ?? client).post<BackupRestoreBackupResponses, BackupRestoreBackupErrors, ThrowOnError>({
     bodySerializer: null,

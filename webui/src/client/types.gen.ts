@@ -4752,6 +4752,12 @@ export type BackupRestoreBackupData = {
          * Install the backup's TLS certificate and key
          */
         tls?: boolean;
+        /**
+         * Ssh
+         *
+         * Install the backup's SSH host keys (clients then see the backed-up host's keys)
+         */
+        ssh?: boolean;
     };
     url: '/api/v1/backup/restore';
 };

@@ -92,9 +92,10 @@ function RestoreCard() {
   const [upload, setUpload] = useState<BackupUploadValue>({ file: null, passphrase: '' });
   const [users, setUsers] = useState(false);
   const [tls, setTls] = useState(false);
+  const [ssh, setSsh] = useState(false);
   const [result, setResult] = useState<RestoreResult | null>(null);
   const submit = () => {
-    if (upload.file) restore.mutate({ file: upload.file, passphrase: upload.passphrase, users, tls }, { onSuccess: setResult });
+    if (upload.file) restore.mutate({ file: upload.file, passphrase: upload.passphrase, users, tls, ssh }, { onSuccess: setResult });
   };
   return (
     <Card withBorder>
@@ -103,11 +104,16 @@ function RestoreCard() {
           <Title order={4}>Restore</Title>
           <Text size="sm" c="dimmed">
             The backup&apos;s running configuration becomes the candidate: nothing reaches the load balancer until you review and apply the
-            pending changes. Accounts and the TLS certificate are replaced only if you tick them.
+            pending changes. Accounts, the TLS certificate and the SSH host keys are replaced only if you tick them.
           </Text>
           <BackupUpload value={upload} onChange={(v) => { setUpload(v); setResult(null); }} error={restore.error} />
           <Checkbox label="Replace the accounts and API tokens (every session ends, yours too)" checked={users} onChange={(e) => setUsers(e.currentTarget.checked)} />
           <Checkbox label="Install the backup's TLS certificate" checked={tls} onChange={(e) => setTls(e.currentTarget.checked)} />
+          <Checkbox
+            label="Install the backup's SSH host keys (SSH clients then know this box as the backed-up one)"
+            checked={ssh}
+            onChange={(e) => setSsh(e.currentTarget.checked)}
+          />
           <Group>
             <Button type="submit" loading={restore.isPending} disabled={!upload.file || !upload.passphrase}>
               Restore as candidate

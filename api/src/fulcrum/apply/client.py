@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fulcrum.apply.capture import CaptureResult, CaptureSpec, run_capture
+from fulcrum.apply.host_keys import HostKeys, HostKeysInstalled, HostKeysRefused
 from fulcrum.apply.result import (
     ApplyResult,
     DataplaneStats,
@@ -52,6 +53,10 @@ class Applier(Protocol):
 
     def reboot(self) -> RebootResult: ...
 
+    def ssh_host_keys(self) -> HostKeys: ...
+
+    def install_ssh_host_keys(self, keys: HostKeys) -> HostKeysInstalled: ...
+
 
 class LocalApplier:
     """Runs the engine in this process, which must itself be privileged."""
@@ -81,6 +86,15 @@ class LocalApplier:
         try:
             return self.engine.reboot()
         except RebootRefused as error:
+            raise ApplierError(str(error)) from error
+
+    def ssh_host_keys(self) -> HostKeys:
+        return self.engine.ssh_host_keys()
+
+    def install_ssh_host_keys(self, keys: HostKeys) -> HostKeysInstalled:
+        try:
+            return self.engine.install_ssh_host_keys(keys)
+        except HostKeysRefused as error:
             raise ApplierError(str(error)) from error
 
 
@@ -113,6 +127,13 @@ class SocketApplier:
 
     def reboot(self) -> RebootResult:
         return RebootResult.model_validate(self._call({"op": "reboot"}))
+
+    def ssh_host_keys(self) -> HostKeys:
+        return HostKeys.model_validate(self._call({"op": "ssh_host_keys"}))
+
+    def install_ssh_host_keys(self, keys: HostKeys) -> HostKeysInstalled:
+        request = {"op": "install_ssh_host_keys", **keys.model_dump(mode="json")}
+        return HostKeysInstalled.model_validate(self._call(request))
 
     def _change(self, op: str, snapshot: ConfigSnapshot, revision: int) -> Any:
         return self._call({"op": op, "revision": revision, "snapshot": snapshot.model_dump(mode="json")})

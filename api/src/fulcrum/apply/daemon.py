@@ -11,9 +11,12 @@ Protocol: one request per connection, one JSON object terminated by a newline:
     {"op": "status" | "stats" | "vrrp_view"}
     {"op": "reboot"}    (the configured reboot command: the request names none)
     {"op": "capture", "interface": "eth0", "count": 100, "seconds": 10, "filter": "tcp port 80"}
+    {"op": "ssh_host_keys"}
+    {"op": "install_ssh_host_keys", "files": {"ssh_host_ed25519_key": "...", ...}}
 
 and one JSON line back: {"ok": true, "result": {...}} with an ApplyResult, DataplaneStatus,
-DataplaneStats or CaptureResult (a bounded tcpdump, see fulcrum.apply.capture), or
+DataplaneStats, CaptureResult (a bounded tcpdump, see fulcrum.apply.capture), HostKeys or
+HostKeysInstalled (fulcrum.apply.host_keys: a backup's SSH host keys), or
 {"ok": false, "error": "..."} when the request was refused.
 
 Daemon options come from the command line (or FULCRUM_APPLYD_* variables); the engine's paths
@@ -43,6 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from fulcrum.apply.capture import CaptureFailed, CaptureFilterRejected, CaptureSpec, run_capture
 from fulcrum.apply.engine import ApplyEngine
 from fulcrum.apply.engine_settings import engine_config
+from fulcrum.apply.host_keys import HostKeys, HostKeysRefused
 from fulcrum.apply.result import RebootRefused
 from fulcrum.config.snapshot import ConfigSnapshot
 from fulcrum.settings import Settings
@@ -51,7 +55,17 @@ log = logging.getLogger("fulcrum.applyd")
 
 MAX_REQUEST_BYTES = 16 * 1024 * 1024  # one request line, newline included
 REQUEST_TIMEOUT = 30.0  # for a client to send its request; the apply itself may take longer
-OPS = ("apply", "validate", "status", "stats", "vrrp_view", "capture", "reboot")
+OPS = (
+    "apply",
+    "validate",
+    "status",
+    "stats",
+    "vrrp_view",
+    "capture",
+    "reboot",
+    "ssh_host_keys",
+    "install_ssh_host_keys",
+)
 MAX_QUOTED_ERRORS = 10
 
 
@@ -66,21 +80,28 @@ class ChangeRequest(BaseModel):
 class QueryRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    op: Literal["status", "stats", "vrrp_view", "reboot"]
+    op: Literal["status", "stats", "vrrp_view", "reboot", "ssh_host_keys"]
 
 
 class CaptureRequest(CaptureSpec):
     op: Literal["capture"]
 
 
-_REQUEST = TypeAdapter(Annotated[ChangeRequest | QueryRequest | CaptureRequest, Field(discriminator="op")])
+class InstallHostKeysRequest(HostKeys):
+    model_config = ConfigDict(extra="forbid")
+
+    op: Literal["install_ssh_host_keys"]
+
+
+_Request = ChangeRequest | QueryRequest | CaptureRequest | InstallHostKeysRequest
+_REQUEST = TypeAdapter(Annotated[_Request, Field(discriminator="op")])
 
 
 class RequestError(ValueError):
     """A request refused before reaching the engine; the message goes back to the client."""
 
 
-def parse_request(line: bytes) -> ChangeRequest | QueryRequest | CaptureRequest:
+def parse_request(line: bytes) -> _Request:
     try:
         document = json.loads(line)
     except ValueError as error:  # JSONDecodeError and UnicodeDecodeError
@@ -119,17 +140,21 @@ def handle(engine: ApplyEngine, line: bytes) -> dict[str, Any]:
         elif isinstance(request, ChangeRequest):
             run = engine.apply if request.op == "apply" else engine.validate
             result = run(request.snapshot, request.revision)
+        elif isinstance(request, InstallHostKeysRequest):
+            result = engine.install_ssh_host_keys(HostKeys(files=request.files))
         elif request.op == "status":
             result = engine.status()
         elif request.op == "vrrp_view":
             result = engine.vrrp_view()
         elif request.op == "reboot":
             result = engine.reboot()
+        elif request.op == "ssh_host_keys":
+            result = engine.ssh_host_keys()
         else:
             result = engine.stats()
     except CaptureFilterRejected as error:
         return {"ok": False, "error": str(error), "field": "filter"}
-    except (CaptureFailed, RebootRefused) as error:
+    except (CaptureFailed, RebootRefused, HostKeysRefused) as error:
         return {"ok": False, "error": str(error)}
     except Exception as error:  # the client gets an answer even when the engine has a bug
         log.exception("%s failed", request.op)

@@ -51,6 +51,13 @@ from pathlib import Path
 from fulcrum.apply.daemons import Checked, ManagedDaemon, standard_daemons
 from fulcrum.apply.daemons.frr import FrrPaths
 from fulcrum.apply.daemons.networkd import NetworkPaths
+from fulcrum.apply.host_keys import (
+    HostKeys,
+    HostKeysInstalled,
+    HostKeysRefused,
+    install_host_keys,
+    read_host_keys,
+)
 from fulcrum.apply.keepalived_control import KeepalivedControl, pid_of
 from fulcrum.apply.nftables_control import nft_version
 from fulcrum.apply.result import (
@@ -101,6 +108,10 @@ class EngineConfig:
     network: NetworkPaths | None = None
     # How the machine is restarted on the admin's word (a firmware upgrade); None: it is not.
     reboot_command: tuple[str, ...] | None = None
+    # Where sshd's host keys are (a backup reads them, a restore installs them), and how sshd is
+    # made to take new ones; None: no host keys here, or sshd is not reloaded.
+    ssh_host_key_dir: Path | None = None
+    ssh_reload_command: tuple[str, ...] | None = None
     # This node's BGP through FRR; None where Fulcrum does not manage FRR: not in the engine at all.
     frr: FrrPaths | None = None
 
@@ -256,6 +267,17 @@ class ApplyEngine:
             raise RebootRefused(f"{command[0]} failed (exit {run.returncode}): {run.output.strip()[:300]}")
         log.warning("restarting the machine on the API's request (%s)", " ".join(command))
         return RebootResult(message="the node is restarting")
+
+    def ssh_host_keys(self) -> HostKeys:
+        """sshd's host keys, for a backup (none where this node has no host key directory)."""
+        directory = self.config.ssh_host_key_dir
+        return read_host_keys(directory) if directory else HostKeys()
+
+    def install_ssh_host_keys(self, keys: HostKeys) -> HostKeysInstalled:
+        """A restored backup's host keys, checked, installed, and sshd reloaded."""
+        if self.config.ssh_host_key_dir is None:
+            raise HostKeysRefused("this node has no SSH host key directory configured")
+        return install_host_keys(self.config.ssh_host_key_dir, keys, self.config.ssh_reload_command)
 
     def vrrp_view(self) -> VrrpView:
         """The interfaces with their addresses, and whether keepalived's VRRP process runs."""

@@ -45,6 +45,8 @@ def engine_config(settings: Settings) -> EngineConfig:
         else None,
         frr=FrrPaths(settings.frr_config) if settings.frr_config else None,
         reboot_command=tuple(settings.reboot_command) if settings.reboot_command else None,
+        ssh_host_key_dir=settings.ssh_host_key_dir,
+        ssh_reload_command=tuple(settings.ssh_reload_command) if settings.ssh_reload_command else None,
     )
 
 

@@ -35,7 +35,6 @@ DATABASE = "fulcrum.db"
 TLS_CERTIFICATE = "tls/certificate.pem"
 TLS_KEY = "tls/key.pem"
 SSH_PREFIX = "ssh/"
-SSH_KEY_GLOB = "ssh_host_*_key*"
 # Unpacked, an archive may be at most this large (a gzip bomb is refused, not unpacked).
 MAX_UNPACKED = 2 << 30
 MAX_MEMBERS = 64
@@ -122,9 +121,16 @@ def _readable(path: Path | None, skipped: list[str], what: str) -> bytes | None:
         return None
 
 
-def write(settings: Settings, node_name: str, include_pair_key: bool, target: BinaryIO) -> BackupManifest:
-    """Write the archive of this node to `target`."""
-    skipped: list[str] = []
+def write(
+    settings: Settings,
+    node_name: str,
+    include_pair_key: bool,
+    target: BinaryIO,
+    host_keys: dict[str, bytes],
+    skipped: list[str],
+) -> BackupManifest:
+    """Write the archive of this node to `target`, with sshd's host keys as the privileged helper
+    read them, and what could not be read in `skipped`."""
     with tempfile.TemporaryDirectory(prefix="fulcrum-backup-") as scratch:
         copy = Path(scratch) / DATABASE
         copy_database(database_path(settings), copy)
@@ -132,11 +138,6 @@ def write(settings: Settings, node_name: str, include_pair_key: bool, target: Bi
         certificate = _readable(settings.tls_certfile, skipped, "TLS certificate")
         key = _readable(settings.tls_keyfile, skipped, "TLS key")
         includes.tls = certificate is not None and key is not None
-        host_keys = {
-            path.name: data
-            for path in sorted(settings.ssh_host_key_dir.glob(SSH_KEY_GLOB))
-            if (data := _readable(path, skipped, "SSH host key")) is not None
-        }
         includes.ssh_host_keys = sorted(host_keys)
         manifest = BackupManifest(
             format=ARCHIVE_FORMAT,

@@ -16,12 +16,14 @@ from typing import BinaryIO
 
 from alembic.script import ScriptDirectory
 from alembic.util.exc import CommandError
+from pydantic import ValidationError
 from sqlalchemy import Table, delete, func, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
 from fulcrum import migrate
-from fulcrum.apply.client import Applier
+from fulcrum.apply.client import Applier, ApplierError
+from fulcrum.apply.host_keys import HostKeys
 from fulcrum.backup import archive, crypto
 from fulcrum.config.snapshot import ConfigSnapshot
 from fulcrum.db import Base, begin_write, end_read, make_engine
@@ -150,20 +152,36 @@ def _restore_tls(settings: Settings, opened: Opened, runtime: HaRuntime, notes: 
     runtime.served_certificate = validated.info.fingerprint
 
 
-def _note_ssh(opened: Opened, notes: list[str]) -> None:
-    if opened.manifest.includes.ssh_host_keys:
-        notes.append(
-            "the backup's SSH host keys were not restored: they belong to root, which the API is not; "
-            "clients will see this appliance's own host keys"
-        )
+def _restore_ssh(applier: Applier, opened: Opened, notes: list[str]) -> None:
+    """sshd's host keys belong to root: the privileged helper checks and installs them."""
+    files = opened.unpacked.ssh_host_keys
+    if not files:
+        notes.append("the backup has no SSH host keys: this node keeps its own")
+        return
+    try:
+        keys = HostKeys(files={name: data.decode("ascii") for name, data in files.items()})
+        installed = applier.install_ssh_host_keys(keys)
+    except (UnicodeDecodeError, ValidationError, ApplierError) as error:
+        notes.append(f"the backup's SSH host keys were not installed: {_first_line(error)}")
+        return
+    notes.append(f"SSH host keys: {installed.message}")
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).splitlines()[0][:300]
 
 
 def restore_fresh(
-    session: Session, source_address: str, settings: Settings, runtime: HaRuntime, opened: Opened
+    session: Session,
+    source_address: str,
+    settings: Settings,
+    runtime: HaRuntime,
+    applier: Applier,
+    opened: Opened,
 ) -> Outcome:
     """First-run restore: the backup's accounts, configuration, history and (if it has them) TLS
-    certificate and pair key become this node's. Allowed only while no account exists, exactly like
-    first-run setup, checked again under the write lock (two of them may race)."""
+    certificate, SSH host keys and pair key become this node's. Allowed only while no account
+    exists, exactly like first-run setup, checked again under the write lock (two of them may race)."""
     end_read(session)
     begin_write(session)
     if not auth.needs_setup(session):
@@ -175,7 +193,7 @@ def restore_fresh(
     session.execute(update(AlertChannel).values(last_event_id=last_event))
     outcome = Outcome(opened.manifest, list(opened.notes))
     _restore_tls(settings, opened, runtime, outcome.notes)
-    _note_ssh(opened, outcome.notes)
+    _restore_ssh(applier, opened, outcome.notes)
     audit.record(
         session,
         audit.Actor("setup", source_address),
@@ -196,31 +214,40 @@ def _archive_configuration(source: Connection) -> ConfigSnapshot:
         return candidate_snapshot(archived)
 
 
+@dataclass(frozen=True)
+class Replaced:
+    """What a restore on a running appliance replaces besides the configuration, as asked."""
+
+    users: bool = False
+    tls: bool = False
+    ssh: bool = False
+
+
 def restore_as_candidate(
     session: Session,
     actor: audit.Actor,
     settings: Settings,
     runtime: HaRuntime,
+    applier: Applier,
     opened: Opened,
-    replace_users: bool,
-    replace_tls: bool,
+    replaced: Replaced,
 ) -> Outcome:
     """On a running appliance: the backup's running configuration becomes the candidate (reviewed
-    and committed like any change); accounts and the TLS certificate are replaced only if asked.
-    Replacing the accounts ends every session, this one's too."""
+    and committed like any change); accounts, the TLS certificate and the SSH host keys are
+    replaced only if asked. Replacing the accounts ends every session, this one's too."""
     end_read(session)
     begin_write(session)
     outcome = Outcome(opened.manifest, list(opened.notes))
     with _archive_connection(opened) as source:
         load_snapshot(session, _archive_configuration(source))
-        if replace_users:
+        if replaced.users:
             _replace_rows(session, source, _tables(USER_TABLES))
             admins = select(func.count()).select_from(User).where(User.role == Role.ADMIN.value)
             if not session.scalar(admins):
                 raise BackupRejected(
                     "the backup has no admin account: its accounts were not restored", "invalid"
                 )
-    if replace_tls:
+    if replaced.tls:
         if opened.unpacked.tls is None:
             outcome.notes.append("the backup has no TLS certificate: this node keeps its own")
         else:
@@ -228,13 +255,20 @@ def restore_as_candidate(
             tls_certificate.replace_served(
                 session, actor, settings, runtime, CertificateUpload(certificate_chain=chain, private_key=key)
             )
-    _note_ssh(opened, outcome.notes)
+    if replaced.ssh:
+        _restore_ssh(applier, opened, outcome.notes)
     audit.record(
         session,
         actor,
         "backup.restore",
         opened.manifest.node_name,
-        {"fresh": False, "users": replace_users, "tls": replace_tls, **_described(opened.manifest)},
+        {
+            "fresh": False,
+            "users": replaced.users,
+            "tls": replaced.tls,
+            "ssh": replaced.ssh,
+            **_described(opened.manifest),
+        },
     )
     return outcome
 

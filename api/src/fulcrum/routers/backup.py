@@ -98,9 +98,14 @@ async def _spool(request: Request) -> tuple[Any, int]:
 )
 @any_node  # a copy of this node, changing nothing but the audit log
 def export_backup(
-    body: BackupRequest, session: SessionDep, settings: SettingsDep, _: Admin, actor: ActorDep
+    body: BackupRequest,
+    session: SessionDep,
+    settings: SettingsDep,
+    applier: ApplierDep,
+    _: Admin,
+    actor: ActorDep,
 ) -> StreamingResponse:
-    filename, chunks = export.export(session, actor, settings, body)
+    filename, chunks = export.export(session, actor, settings, applier, body)
     return StreamingResponse(
         chunks,
         media_type="application/octet-stream",
@@ -111,7 +116,7 @@ def export_backup(
 @router.post(
     "/backup/restore",
     summary="Restore a backup's configuration as the candidate (then review and commit it); "
-    "accounts and the TLS certificate only if asked",
+    "accounts, the TLS certificate and the SSH host keys only if asked",
     max_body_size=MAX_BACKUP,
     openapi_extra=_UPLOAD,
     responses={**_REJECTED, **STANDBY_REFUSAL},
@@ -123,19 +128,25 @@ async def restore_backup(
     session: SessionDep,
     settings: SettingsDep,
     ha: HaRuntimeDep,
+    applier: ApplierDep,
     _: Admin,
     actor: ActorDep,
     users: Annotated[
         bool, Query(description="Replace the accounts and API tokens (ends every session)")
     ] = False,
     tls: Annotated[bool, Query(description="Install the backup's TLS certificate and key")] = False,
+    ssh: Annotated[
+        bool,
+        Query(description="Install the backup's SSH host keys (clients then see the backed-up host's keys)"),
+    ] = False,
 ) -> RestoreResult:
     secret = _passphrase(passphrase)
     upload, size = await _spool(request)
 
     def run() -> RestoreResult:
         with upload, restore.opened(upload, size, secret) as opened:
-            outcome = restore.restore_as_candidate(session, actor, settings, ha, opened, users, tls)
+            choices = restore.Replaced(users=users, tls=tls, ssh=ssh)
+            outcome = restore.restore_as_candidate(session, actor, settings, ha, applier, opened, choices)
             return RestoreResult(
                 manifest=outcome.manifest,
                 notes=outcome.notes,
@@ -170,7 +181,7 @@ async def restore_first_run(
 
     def run() -> RestoreResult:
         with upload, restore.opened(upload, size, secret) as opened:
-            outcome = restore.restore_fresh(session, client_address(request), settings, ha, opened)
+            outcome = restore.restore_fresh(session, client_address(request), settings, ha, applier, opened)
             return RestoreResult(manifest=outcome.manifest, notes=outcome.notes)
 
     result = await run_in_threadpool(run)

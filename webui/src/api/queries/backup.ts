@@ -6,7 +6,7 @@ import { authKeys } from './auth';
 /** The passphrase travels in a header, percent-encoded so that any Unicode passphrase fits. */
 const passphraseHeader = (passphrase: string) => ({ 'X-Fulcrum-Backup-Passphrase': encodeURIComponent(passphrase) });
 
-export type RestoreRequest = { file: File; passphrase: string; users: boolean; tls: boolean };
+export type RestoreRequest = { file: File; passphrase: string; users: boolean; tls: boolean; ssh: boolean };
 
 /** The encrypted backup as a file to save, named as the API names it. */
 export const exportBackupMutation = () => ({
@@ -19,8 +19,8 @@ export const exportBackupMutation = () => ({
 
 /** On a running appliance: the backup's configuration becomes the candidate, to review and apply. */
 export const restoreBackupMutation = (queryClient: QueryClient) => ({
-  mutationFn: async ({ file, passphrase, users, tls }: RestoreRequest) =>
-    (await backupRestoreBackup({ body: file, headers: passphraseHeader(passphrase), query: { users, tls } })).data,
+  mutationFn: async ({ file, passphrase, users, tls, ssh }: RestoreRequest) =>
+    (await backupRestoreBackup({ body: file, headers: passphraseHeader(passphrase), query: { users, tls, ssh } })).data,
   onSuccess: (result: RestoreResult) => {
     if (result.sessions_ended) {
       queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== 'auth' });
