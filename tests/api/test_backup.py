@@ -395,3 +395,14 @@ def test_host_keys_sshd_could_not_use_are_not_installed_and_the_restore_says_so(
     assert new.log_in().get("/api/v1/services").json()["count"] == 1, "the rest of the restore did not happen"
 
 
+
+
+def test_host_keys_the_helper_cannot_read_are_skipped_and_named(appliances) -> None:  # type: ignore[no-untyped-def]
+    old, new = appliances
+    old.settings.ssh_host_key_dir.mkdir()
+    (old.settings.ssh_host_key_dir / "ssh_host_ed25519_key").write_bytes(b"\xff not a key\n")
+    result = restore_fresh(new, export(configured(old)))
+    manifest = result["manifest"]
+    assert manifest["includes"]["ssh_host_keys"] == []
+    assert any(s.startswith("SSH host keys: the apply helper did not hand them over") for s in manifest["skipped"]), manifest
+    assert "the backup has no SSH host keys: this node keeps its own" in result["notes"]

@@ -89,13 +89,18 @@ class LocalApplier:
             raise ApplierError(str(error)) from error
 
     def ssh_host_keys(self) -> HostKeys:
-        return self.engine.ssh_host_keys()
+        try:
+            return self.engine.ssh_host_keys()
+        except (OSError, ValueError) as error:  # as the helper answers: refused, not a crash
+            raise ApplierError(f"the SSH host keys cannot be read: {error}") from error
 
     def install_ssh_host_keys(self, keys: HostKeys) -> HostKeysInstalled:
         try:
             return self.engine.install_ssh_host_keys(keys)
         except HostKeysRefused as error:
             raise ApplierError(str(error)) from error
+        except OSError as error:
+            raise ApplierError(f"the SSH host keys cannot be written: {error}") from error
 
 
 class SocketApplier:

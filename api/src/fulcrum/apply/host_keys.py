@@ -42,7 +42,7 @@ class HostKeysInstalled(BaseModel):
 
 
 class HostKeysRefused(ValueError):
-    """Nothing was installed: the keys were not a set sshd could use, or writing them failed."""
+    """Nothing was installed: the keys are not a set sshd could use."""
 
 
 def read_host_keys(directory: Path) -> HostKeys:
