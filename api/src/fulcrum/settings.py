@@ -126,7 +126,7 @@ class Settings(BaseSettings):
     # itself (the lab, tests, a developer's machine), and the API says so.
     reboot_command: list[str] | None = None
     # How the privileged helper makes sshd take host keys a restore installed in ssh_host_key_dir,
-    # e.g. ["systemctl", "try-reload-or-restart", "ssh.service"] on the appliance. Unset: not reloaded.
+    # e.g. ["systemctl", "try-reload-or-restart", "sshd.service"] on the appliance. Unset: not reloaded.
     ssh_reload_command: list[str] | None = None
     # fulcrum-boot-check (fulcrum/boot_check.py): how long after it starts the appliance has to
     # become healthy (API answers, helper and keepalived run, the running revision applied) before
