@@ -296,8 +296,10 @@ def restore_on_first_run(appliance: Appliance, backup: bytes, backup_fingerprint
         assert api.get("/setup").json() == {"needs_setup": True}, "a refused restore changed the fresh appliance"
     restored = restore(BACKUP_PASSPHRASE)
     assert restored.status_code == 201, f"the first-run restore failed: {restored.status_code} {restored.text}"
-    manifest = restored.json()["manifest"]
+    manifest, notes = restored.json()["manifest"], restored.json()["notes"]
     assert manifest["includes"]["tls"] and manifest["includes"]["revisions"] >= 1, manifest
+    assert not [note for note in notes if "not installed" in note], f"part of the backup was left out: {notes}"
+    assert any(note.startswith("SSH host keys: installed") and note.endswith("sshd reloaded") for note in notes), notes
     # From the next connection the API presents the backup's certificate: pinned from here on.
     appliance.fingerprint = backup_fingerprint
     with appliance.api() as api:

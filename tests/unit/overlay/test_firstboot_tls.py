@@ -11,6 +11,8 @@ from pathlib import Path
 
 from cryptography import x509
 
+from fulcrum.tls.validation import validate_upload
+
 FIRSTBOOT = Path(__file__).resolve().parents[3] / "overlay/usr/lib/fulcrum/firstboot"
 
 
@@ -44,3 +46,13 @@ def test_the_self_signed_certificate_names_the_host_and_the_static_management_ad
     assert ipaddress.ip_address("192.0.2.7") in addresses and ipaddress.ip_address("2001:db8::7") in addresses
     assert ipaddress.ip_address("192.0.2.1") not in addresses  # the gateway is not this box
     assert (tmp_path / "tls/fulcrum.key").stat().st_mode & 0o777 == 0o640
+
+
+def test_the_self_signed_certificate_is_a_server_certificate_the_api_would_take_back(tmp_path: Path) -> None:
+    """Not a CA (openssl req -x509 makes one by default, which Firefox refuses as a server's and
+    which a restore of this box's backup would then refuse to install), and for TLS servers."""
+    certificate = run_ensure_tls(tmp_path, "[Network]\nAddress=192.0.2.7/24\n")
+    assert certificate.extensions.get_extension_for_class(x509.BasicConstraints).value.ca is False
+    usages = certificate.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    assert list(usages) == [x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]
+    validate_upload((tmp_path / "tls/fulcrum.crt").read_text(), (tmp_path / "tls/fulcrum.key").read_text())
