@@ -307,13 +307,17 @@ def restore_on_first_run(appliance: Appliance, backup: bytes, backup_fingerprint
 
 
 def wait_for_restored_revision(appliance: Appliance, token: str, revision: int) -> None:
-    """The restored running revision is applied in the background, as at start-up."""
+    """The restored running revision is applied in the background, as at start-up: the engine's
+    own applied revision says when (the status's top-level one is the database's, restored at once)."""
     deadline = time.monotonic() + RESTORE_APPLY_TIMEOUT
     with appliance.api(token) as api:
-        while (status := api.get("/status").json())["applied_revision"] != revision:
-            assert time.monotonic() < deadline, f"the restored revision {revision} was not applied: {status}"
+        while ((status := api.get("/status").json())["dataplane"] or {}).get("applied_revision") != revision:
+            if time.monotonic() > deadline:
+                reapplied = [e for e in api.get("/audit").json()["data"] if e["action"] == "revision.reapply"]
+                raise AssertionError(f"the restored revision {revision} is not running: {status}; {reapplied}")
             time.sleep(3)
         services = api.get("/services").json()["data"]
+    assert status["dataplane"]["keepalived_running"], status
     assert [service["name"] for service in services] == ["web"], services
 
 
