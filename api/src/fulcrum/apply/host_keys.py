@@ -3,15 +3,15 @@
 They belong to root (sshd refuses a private key others can read), so the privileged helper does
 both; the API only asks. An install takes only the three key types sshd is configured with
 (overlay/etc/ssh/sshd_config.d/fulcrum.conf), each private key with the public key that matches it,
-checked by parsing, never by name alone. Each file is written beside its final name and renamed
-over it, then sshd is reloaded (it re-reads its host keys on SIGHUP) with the configured command.
+checked by parsing, never by name alone. Each file is written as FILE.new and renamed over FILE
+(fulcrum.apply.files, as every file the helper installs), then sshd is reloaded with the
+configured command (it re-reads its host keys on SIGHUP).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from pydantic import BaseModel, Field, StringConstraints
 
+from fulcrum.apply.files import fsync_dir, new_path, write_durably
 from fulcrum.apply.tools import ToolError, run_tool
 
 KEY_TYPES = ("ed25519", "ecdsa", "rsa")
@@ -69,6 +70,7 @@ def install_host_keys(
         name = f"ssh_host_{key_type}_key"
         _replace(directory / name, keys.files[name], PRIVATE_MODE)
         _replace(directory / f"{name}.pub", keys.files[f"{name}.pub"], PUBLIC_MODE)
+    fsync_dir(directory)
     installed = [f"ssh_host_{key_type}_key" for key_type in pairs]
     return HostKeysInstalled(installed=installed, message=_reload(reload_command, installed))
 
@@ -115,21 +117,12 @@ def _private_key(
 
 
 def _replace(path: Path, text: str, mode: int) -> None:
-    with tempfile.NamedTemporaryFile(
-        "w", encoding="ascii", dir=path.parent, prefix=f".{path.name}.", delete=False
-    ) as new:
-        try:
-            os.fchmod(new.fileno(), mode)  # before a byte of the key is written
-            new.write(text)
-            new.flush()
-            os.fsync(new.fileno())
-        except BaseException:
-            Path(new.name).unlink(missing_ok=True)
-            raise
+    staged = new_path(path)
     try:
-        os.replace(new.name, path)
+        write_durably(staged, text.encode("ascii"), mode)  # the mode is set before a byte is written
+        os.replace(staged, path)
     except OSError:
-        Path(new.name).unlink(missing_ok=True)
+        staged.unlink(missing_ok=True)
         raise
 
 
