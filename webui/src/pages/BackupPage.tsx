@@ -65,7 +65,7 @@ function ExportCard() {
           <Title order={4}>Export</Title>
           <Text size="sm" c="dimmed">
             One encrypted file: the configuration and its revision history, the accounts and API tokens (as stored: hashed), the TLS
-            certificate and the SSH host keys the API can read. Keep the passphrase: without it the backup cannot be restored.
+            certificate and the SSH host keys. Keep the passphrase: without it the backup cannot be restored.
           </Text>
           <PasswordInput label="Passphrase" description={`At least ${PASSPHRASE_MIN} characters`} autoComplete="new-password" required {...form.getInputProps('passphrase')} />
           <PasswordInput label="Repeat passphrase" autoComplete="new-password" required {...form.getInputProps('repeat')} />
