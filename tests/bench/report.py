@@ -274,8 +274,9 @@ def control_plane(data: dict, run: Path) -> list[str]:
            "`keepalived -t` and `nft -c`, swapped files, reloaded keepalived and read IPVS back until it "
            "matched); independently, when /proc/net/ip_vs held every real server (polled every 50 ms, every 0.5 s "
            "from 500 real servers on); "
-           "keepalived's reload = the engine's reload + read-back steps for a one-weight change at that size "
-           "(n times, shown per row); memory from /proc/PID/status after them. Backends: health check `none` "
+           "one change = a PATCH of one backend's weight (the API edit, timed alone), then its commit: the "
+           "engine's reload + read-back steps, the commit's wall time, and when /proc/net/ip_vs showed the new "
+           "weight (n times, shown per row); memory from /proc/PID/status after them. Backends: health check `none` "
            "(no checker traffic), services of up to "
            f"{data['per_service']} backends.", ""]
     rows = []
@@ -286,12 +287,14 @@ def control_plane(data: dict, run: Path) -> list[str]:
                      fmt(c["kernel_matched_seconds"], 2), fmt(c["steps"].get("validate_keepalived"), 2),
                      fmt(c["reload_and_readback_seconds"], 2),
                      f"{pm(level['reload_seconds'], 2)} (n={level['reload_seconds'].get('n', 0)})",
-                     pm(level.get("reload_commit_seconds"), 2),
+                     pm(level.get("reload_commit_seconds"), 2), pm(level.get("reload_kernel_seconds"), 2),
+                     pm(level.get("edit_seconds"), 3),
                      fmt(level["api_memory_kb"].get("VmRSS", 0) / 1024, 0), fmt(level["api_memory_kb"].get("VmHWM", 0) / 1024, 0),
                      fmt(sum(m.get("VmRSS", 0) for m in ka.values()) / 1024, 1),
                      "yes" if level["survived"] else "**no**"])
     out += table(["backends", "services", "API edits [s]", "commit [s]", "kernel matched [s]", "keepalived -t [s]",
                   "reload+read-back [s]", "one change: reload+read-back [s]", "one change: commit [s]",
+                  "one change: kernel matched [s]", "one change: API edit [s]",
                   "API RSS [MB]", "API peak [MB]",
                   "keepalived RSS [MB]", "VIP connection survived"], rows)
     if data.get("teardown"):
@@ -310,7 +313,8 @@ def control_plane(data: dict, run: Path) -> list[str]:
         out += [f"The API's memory grows with the statistics history it keeps for every service and backend, "
                 f"bounded by design (api/src/fulcrum/telemetry/history.py): for these {largest['services']} services "
                 f"and the {fmt(largest['backends'] + data.get('base_real_servers', 0))} real servers in IPVS then, "
-                f"{history / 2**20:.0f} MB of the {largest['api_memory_kb'].get('VmRSS', 0) / 1024:.0f} MB measured.", ""]
+                f"at most {history / 2**20:.0f} MB once a day of busy history is kept (a bound, not measured here; "
+                "this run keeps minutes of history, and its RSS above is measured).", ""]
     out += ["Reference: " + data.get("reference", "") + ".", ""]
     sizes = [level["backends"] for level in data["sizes"]]
     if sizes:

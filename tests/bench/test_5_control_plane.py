@@ -1,5 +1,5 @@
 """Part 5: the control plane at size. Time from an API commit to the kernel matching it, for 10,
-100, 1,000 and 5,000 backends spread over services; keepalived's reload time at each size; the
+100, 1,000, 5,000 and 10,000 backends spread over services; keepalived's reload time at each size; the
 API process's memory; and whether a connection through the VIP survives every reload.
 
 The configuration grows by adding services through the API (10 backends, then 90, then services
@@ -11,8 +11,10 @@ keepalived puts them in IPVS as configured and no checker traffic competes with 
   -t, nft -c), swapped the files, reloaded keepalived and read IPVS back until it matched; its
   wall time, the engine's own step timings, and (independently, from /proc/net/ip_vs polled in a
   thread inside the LB) when the kernel held every real server;
-- keepalived's reload: REPS commits (2 at 5,000) that change one backend's weight, so keepalived re-reads the
-  whole configuration and applies one change; the engine's reload + read-back time;
+- one weight changed: REPS times (2 from 5,000 on), a PATCH of one backend's weight (the API edit,
+  timed alone) and a commit, so keepalived re-reads the whole configuration and applies one change;
+  the commit's wall time, the engine's reload + read-back time, and when /proc/net/ip_vs showed the
+  new weight;
 - memory: VmRSS and VmHWM of the API process and of keepalived's processes;
 - a TCP connection through the VIP (the `echo` service) opened before the first commit gets an
   echo after each one.
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,12 +33,13 @@ import lab
 from bench import ipvsproc, results
 from bench.results import spread
 from lab import client
+from lab.netns import proc_net
 
 pytestmark = [pytest.mark.kernel, pytest.mark.bench_part("control"), pytest.mark.timeout(3600)]
 
-SIZES = (10, 100, 1000, 5000)
+SIZES = (10, 100, 1000, 5000, 10000)
 PER_SERVICE = 100
-REPS = 3  # one-weight reloads per size; 2 at the largest size, where one takes minutes in the VM
+REPS = 3  # one-weight changes per size; 2 from 5,000 on, where one takes most of a minute in the VM
 FIRST_PORT = 20000
 COMMIT_TIMEOUT = 900
 ECHO_PORT = 7
@@ -63,8 +67,9 @@ def keepalived_memory(state_dir: Path) -> dict[str, dict[str, int]]:
     return found
 
 
-def timed_commit(env, message: str, expected_reals: int) -> dict:
-    """Commit; time it, and separately time when /proc/net/ip_vs holds `expected_reals`."""
+def timed_commit(env, message: str, expected_reals: int, matched: Callable[[str], bool] | None = None) -> dict:
+    """Commit; time it, and separately time when /proc/net/ip_vs holds `expected_reals` real servers
+    (and, given `matched`, when that text also satisfies it)."""
     seen: dict[str, float] = {}
     stop = threading.Event()
     # Reading /proc/net/ip_vs costs the kernel a text line per real server: poll large tables
@@ -74,7 +79,8 @@ def timed_commit(env, message: str, expected_reals: int) -> dict:
 
     def watch() -> None:
         while not stop.is_set():
-            if ipvsproc.real_server_count(env.lb) == expected_reals:
+            text = proc_net(env.lb, "ip_vs")
+            if ipvsproc.count_real_servers(text) == expected_reals and (matched is None or matched(text)):
                 seen.setdefault("kernel", time.monotonic() - started)
             else:
                 seen.pop("kernel", None)  # count only the moment it matched for good
@@ -145,13 +151,23 @@ def test_commit_to_kernel_at_size(env):
             for rep in range(REPS if size <= 1000 else 2):
                 cp0 = env.service("cp0")
                 first = cp0["backends"][0]
-                env.api.update_backend(env.ids["cp0"], first["id"], weight=2 if first["weight"] == 1 else 1)
-                reload = timed_commit(env, f"bench: one weight at {size}", base_reals + total)
+                weight = 2 if first["weight"] == 1 else 1
+                edit_started = time.monotonic()
+                env.api.update_backend(env.ids["cp0"], first["id"], weight=weight)
+                edit_seconds = time.monotonic() - edit_started
+                real = (first["address"], first["port"] or cp0["ports"][0])
+                service = ("TCP", cp0["address"], cp0["ports"][0])
+                reload = timed_commit(env, f"bench: one weight at {size}", base_reals + total,
+                                      lambda text, service=service, real=real, weight=weight:
+                                      ipvsproc.weight_in(text, service, real) == weight)
+                reload["edit_seconds"] = edit_seconds
                 reload["survived"] = survives(f"{size} reload {rep}")
                 reloads.append(reload)
             level["reloads"] = reloads
             level["reload_seconds"] = spread([r["reload_and_readback_seconds"] for r in reloads])
             level["reload_commit_seconds"] = spread([r["commit_seconds"] for r in reloads])
+            level["reload_kernel_seconds"] = spread([r["kernel_matched_seconds"] for r in reloads])
+            level["edit_seconds"] = spread([r["edit_seconds"] for r in reloads])
             level["api_memory_kb"] = memory(api_pid)
             level["keepalived_memory_kb"] = keepalived_memory(env.api.state_dir)
             level["survived"] = level["survived_commit"] and all(r["survived"] for r in reloads)

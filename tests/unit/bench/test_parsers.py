@@ -87,3 +87,14 @@ def test_proc_net_ip_vs_services_real_servers_and_weights() -> None:
     assert table["TCP [fd77::100]:8086"] == {"[fd77::21]:8086": 1, "[fd77::22]:8086": 1}
     assert sum(len(reals) for reals in table.values()) == 6
     assert ipvsproc.count_real_servers(output("ip_vs.txt")) == 6
+
+
+def test_one_real_servers_weight_is_found_in_its_own_service_only() -> None:
+    text = output("ip_vs.txt")
+    service = ("TCP", "10.77.0.100", 80)
+    assert ipvsproc.weight_in(text, service, ("10.77.1.21", 80)) == 2
+    assert ipvsproc.weight_in(text, service, ("10.77.1.23", 80)) == 0
+    assert ipvsproc.weight_in(text, service, ("10.77.1.24", 80)) is None
+    # 10.77.1.21 is also in the fwmark service listed after it, but not on port 80 there.
+    assert ipvsproc.weight_in(text, ("TCP", "10.77.0.100", 443), ("10.77.1.21", 80)) is None
+    assert ipvsproc.weight_in(text, ("TCP", "10.77.0.100", 80), ("10.77.1.21", 0)) is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from fulcrum.config.snapshot import Backend, ConfigSnapshot, HealthCheck, Service, VipGroup
+from fulcrum.config.snapshot import Backend, ConfigSnapshot, HealthCheck, Service, VipGroup, parsed_snapshot
 
 
 def service(**fields) -> Service:  # type: ignore[no-untyped-def]
@@ -81,3 +81,13 @@ def test_snapshot_rejects_clashing_listeners_fwmarks_and_vrids() -> None:
 
 def test_vip_group_is_one_family() -> None:
     rejects("mixes IPv4 and IPv6", lambda: VipGroup(name="g", virtual_router_id=1, addresses=["192.0.2.1/24", "2001:db8::1/64"]))
+
+
+def test_a_stored_snapshot_is_parsed_once_per_text():
+    first = ConfigSnapshot.model_validate({"services": [{"name": "web", "address": "192.0.2.1", "ports": [80]}]})
+    second = first.model_copy(update={"services": []})
+    text = first.canonical_json()
+    parsed = parsed_snapshot(text)
+    assert parsed == first
+    assert parsed_snapshot("".join(text)) is parsed, "the same text (another str object) parsed again"
+    assert parsed_snapshot(second.canonical_json()) == second

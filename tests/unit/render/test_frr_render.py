@@ -133,8 +133,8 @@ LINE_GRAMMAR = [
     for p in (
         r"! Written by Fulcrum from this node's BGP settings; changes here are overwritten\.",
         r"!",
-        rf"ip prefix-list fulcrum-vips-v4 seq \d+ (?:permit [0-9.]+/32|deny any)",
-        rf"ipv6 prefix-list fulcrum-vips-v6 seq \d+ (?:permit [0-9a-f:]+/128|deny any)",
+        r"ip prefix-list fulcrum-vips-v4 seq \d+ (?:permit [0-9.]+/32|deny any)",
+        r"ipv6 prefix-list fulcrum-vips-v6 seq \d+ (?:permit [0-9a-f:]+/128|deny any)",
         r"route-map fulcrum-export permit (?:10|20)",
         r"route-map fulcrum-import deny 10",
         r" match (?:ip|ipv6) address prefix-list fulcrum-vips-v[46]",

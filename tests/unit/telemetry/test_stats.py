@@ -68,3 +68,20 @@ def test_without_a_data_plane_nothing_claims_to_be_up() -> None:
     stats = summarize(SNAPSHOT, None, at=datetime.now(UTC), ipvs_available=False, detail="no IPVS", revision=1)
     assert {b.state for s in stats.services for b in s.backends} == {BackendState.UNKNOWN, BackendState.DISABLED}
     assert history_samples(stats) == []
+
+
+def test_backends_are_matched_to_real_servers_by_address_and_port_in_a_large_service():
+    backends = [{"address": f"10.88.{n // 250}.{n % 250 + 1}", "weight": 1 + n % 7} for n in range(1000)]
+    snapshot = ConfigSnapshot.model_validate(
+        {"services": [{"name": "big", "address": "192.0.2.20", "ports": [80], "backends": backends}]}
+    )
+    key = ServiceKey(family=4, protocol="tcp", address="192.0.2.20", port=80)
+    # The kernel's order is not the configuration's; one real server listens on another port.
+    reals = [RealServer(address=b["address"], port=80, weight=b["weight"], forwarding="nat") for b in reversed(backends[1:])]
+    reals.append(RealServer(address=backends[0]["address"], port=8080, weight=5, forwarding="nat"))
+    table = IpvsTable((VirtualService(key=key, scheduler="wlc", real_servers=tuple(reals)),))
+    stats = summarize(snapshot, table, at=datetime.now(UTC), ipvs_available=True, detail="", revision=1)
+    found = {b.address: b for b in stats.services[0].backends}
+    assert found[backends[0]["address"]].kernel_weight is None
+    assert found[backends[0]["address"]].state == BackendState.DOWN
+    assert all(found[b["address"]].kernel_weight == b["weight"] for b in backends[1:])

@@ -124,6 +124,15 @@ class VirtualService:
     def label(self) -> str:
         return f"service {self.name} ({self.key})" if self.name else f"service {self.key}"
 
+    def real_server(self, address: str, port: int) -> RealServer | None:
+        return self._by_endpoint.get((address, port))
+
+    @cached_property
+    def _by_endpoint(self) -> dict[tuple[str, int], RealServer]:
+        # The statistics join every configured backend with its real server once a second: a scan
+        # per backend made that quadratic in a service's size (0.3 s natively at 10 x 1,000).
+        return {(real.address, real.port): real for real in reversed(self.real_servers)}
+
 
 @dataclass(frozen=True)
 class IpvsTable:

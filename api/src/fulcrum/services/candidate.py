@@ -160,10 +160,10 @@ def candidate_snapshot(session: Session, focus: tuple[str, str] | None = None) -
     "body" rather than "body.services[i]": the request being answered is about that object alone.
     """
     session.flush()
-    services = list_services(session)
+    services = _service_specs(session)
     groups = list_vip_groups(session)
     data: dict[str, Any] = {
-        "services": [service_spec(s) for s in services],  # validated once each, as above
+        "services": services,
         "vip_groups": [vip_group_spec(g) for g in groups],
         "node": node_settings(session),
         "firewall": firewall_settings(session),
@@ -179,6 +179,30 @@ def candidate_snapshot(session: Session, focus: tuple[str, str] | None = None) -
         items.append(items.pop(names.index(name)))
         strip = (kind, len(items) - 1)
     return validated(lambda: spec.ConfigSnapshot.model_validate(data), strip=strip)
+
+
+def _service_specs(session: Session) -> list[spec.Service]:
+    """Every service with its backends, validated, in `list_services`' order, read as plain rows:
+    loading thousands of backends as ORM objects cost more than validating them. The caller has
+    flushed, so the rows are the session's state."""
+    backends: dict[int, list[spec.Backend]] = {}
+    backend_columns = [getattr(Backend, c) for c in BACKEND_COLUMNS]
+    for row in session.execute(
+        select(Backend.service_id, Backend.settings, *backend_columns).order_by(
+            Backend.service_id, Backend.id
+        )
+    ):
+        values = {c: row._mapping[c] for c in BACKEND_COLUMNS}
+        backends.setdefault(row.service_id, []).append(
+            spec.Backend.model_validate({**row.settings, **values})
+        )
+    services = []
+    service_columns = [getattr(Service, c) for c in SERVICE_COLUMNS]
+    for row in session.execute(select(Service.id, Service.settings, *service_columns).order_by(Service.name)):
+        data: dict[str, Any] = {**row.settings, **{c: row._mapping[c] for c in SERVICE_COLUMNS}}
+        data["backends"] = backends.get(row.id, [])  # validated models: pydantic takes them as they are
+        services.append(spec.Service.model_validate(data))
+    return services
 
 
 def check_service_fits(session: Session, service: spec.Service, own_id: int | None) -> None:

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from datetime import datetime
 
 from fulcrum.config.snapshot import Backend, ConfigSnapshot, Service
-from fulcrum.dataplane.ipvs_table import Counters, IpvsTable, RealServer, ServiceKey, VirtualService, endpoint
+from fulcrum.dataplane.ipvs_table import Counters, IpvsTable, ServiceKey, VirtualService, endpoint
 from fulcrum.dataplane.vip_guard import BackendWarning
 from fulcrum.schemas.telemetry import (
     BackendIssue,
@@ -81,7 +81,7 @@ def _backend(
     service: Service, backend: Backend, kernel: VirtualService | None, available: bool
 ) -> BackendStats:
     port = backend.port if backend.port is not None else (None if service.is_fwmark else service.ports[0])
-    real = _real_server(kernel, str(backend.address), port or 0) if kernel else None
+    real = kernel.real_server(str(backend.address), port or 0) if kernel else None
     if not backend.enabled:
         state = BackendState.DISABLED
     elif not available:
@@ -103,10 +103,6 @@ def _backend(
         state=state,
         counters=_rates(real.counters) if real else None,
     )
-
-
-def _real_server(kernel: VirtualService, address: str, port: int) -> RealServer | None:
-    return next((r for r in kernel.real_servers if r.address == address and r.port == port), None)
 
 
 def history_samples(stats: StatsSnapshot) -> list[tuple[tuple[str, str | None], tuple[float, ...]]]:
