@@ -111,7 +111,7 @@ class KeepalivedDaemon:
         deadline = time.monotonic() + timing.timeout
         matched_since: float | None = None
         while True:
-            actual = read_ipvs()
+            actual = read_ipvs(counters=False)
             mismatches = compare(expected, actual)
             down = down_real_servers(expected, actual)
             now = time.monotonic()
