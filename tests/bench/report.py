@@ -292,7 +292,7 @@ def control_plane(data: dict, run: Path) -> list[str]:
                      fmt(level["api_memory_kb"].get("VmRSS", 0) / 1024, 0), fmt(level["api_memory_kb"].get("VmHWM", 0) / 1024, 0),
                      fmt(sum(m.get("VmRSS", 0) for m in ka.values()) / 1024, 1),
                      "yes" if level["survived"] else "**no**"])
-    out += table(["backends", "services", "API edits [s]", "commit [s]", "kernel matched [s]", "keepalived -t [s]",
+    out += table(["backends", "services", "building it: API edits [s]", "commit [s]", "kernel matched [s]", "keepalived -t [s]",
                   "reload+read-back [s]", "one change: reload+read-back [s]", "one change: commit [s]",
                   "one change: kernel matched [s]", "one change: API edit [s]",
                   "API RSS [MB]", "API peak [MB]",
