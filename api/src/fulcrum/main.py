@@ -82,10 +82,11 @@ def freeze_startup_objects() -> None:
     """Exclude what importing and starting the API made from every later garbage collection.
 
     Those objects (modules, classes, pydantic and SQLAlchemy schemas: about 200,000) live as long
-    as the process, yet every full collection walked them all: natively 0.1 s each, a fifth of a
-    one-backend edit and a quarter of a commit at 5,000 backends, many times that in the emulated
-    VM. Garbage is collected first, so none of it is frozen; once per process (a test session
-    starts many apps, and freezing their later garbage would leak it)."""
+    as the process, yet every full collection walked them all. Natively at 5,000 backends a full
+    pass took 0.1 s, and collection was a fifth of 30 one-backend edits' time and 30 % of a
+    commit's; frozen, a full pass walks 60,000-75,000 objects in 0.04-0.07 s. Garbage is collected
+    first, so none of it is frozen; once per process (a test session starts many apps, and
+    freezing their later garbage would leak it)."""
     global _startup_frozen
     if not _startup_frozen:
         _startup_frozen = True

@@ -37,8 +37,9 @@ log = logging.getLogger(__name__)
 
 
 # The collector's share of the time at most: one round per interval while rounds are short, and
-# a rest of three times a long round after it. A round grows with the backends (in the emulated VM
-# one took seconds at 5,000); back to back, it held the interpreter from every request and commit.
+# a rest of three times a long round after it. A round grows with the backends (its summary alone
+# is 0.05-0.1 s natively at 5,000, and the emulated VM runs Python tens of times slower); back to
+# back, rounds held the interpreter from every request and commit.
 COLLECTOR_DUTY = 0.25
 
 
