@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from apitest import WEB, errors, kernel_nic, kernel_runs
 from fulcrum.dataplane import links
-from fulcrum.services import console_network, network_takeover
+from fulcrum.services import network_takeover
 from fulcrum.services import network as network_service
 
 ROUTE = "/api/v1/node/console/management"

@@ -130,7 +130,8 @@ class VirtualService:
     @cached_property
     def _by_endpoint(self) -> dict[tuple[str, int], RealServer]:
         # The statistics join every configured backend with its real server once a second: a scan
-        # per backend made that quadratic in a service's size (0.3 s natively at 10 x 1,000).
+        # per backend made that quadratic in a service's size (a summary of 10 x 1,000 took 0.2-0.35 s
+        # natively, 0.08-0.13 s with this index).
         return {(real.address, real.port): real for real in reversed(self.real_servers)}
 
 
