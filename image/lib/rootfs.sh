@@ -152,8 +152,34 @@ link_kernel() {
     ln -sfn "initrd.img-${kernel#vmlinuz-}" "$root/boot/initrd.img"
 }
 
+# Kernel modules for hardware and file systems a network appliance has no use for: sound, video
+# capture, Wi-Fi and Bluetooth, GPUs' acceleration (the console keeps the firmware's frame buffer,
+# built in), InfiniBand, sensors of the industrial I/O kind, staging drivers, and file systems it
+# never mounts. About 200 of Debian's 396 MiB of modules; the root file system, every bundle and
+# every upgrade's write into a slot shrink by as much. Network, storage, USB, HID, watchdog and
+# the netfilter, IPVS, bonding and VLAN modules all stay.
+UNUSED_MODULE_DIRS=(
+    sound drivers/media drivers/net/wireless net/wireless net/mac80211 drivers/bluetooth net/bluetooth
+    drivers/gpu/drm/amd drivers/gpu/drm/i915 drivers/gpu/drm/nouveau drivers/gpu/drm/radeon
+    drivers/infiniband drivers/iio drivers/staging drivers/comedi drivers/isdn
+    fs/btrfs fs/xfs fs/ocfs2 fs/gfs2 fs/f2fs fs/ceph fs/nilfs2 fs/jfs fs/reiserfs fs/ubifs
+)
+
+trim_kernel_modules() {
+    local root=$1 modules release dir
+    for modules in "$root"/usr/lib/modules/*/; do
+        release=$(basename "$modules")
+        for dir in "${UNUSED_MODULE_DIRS[@]}"; do
+            rm -rf "${modules}kernel/$dir"
+        done
+        # The module index must not name the files just removed (udev would try to load them).
+        chroot "$root" depmod -a "$release"
+    done
+}
+
 trim_rootfs() {
     local root=$1
     rm -f "$root"/var/cache/apt/archives/*.deb "$root"/var/cache/apt/*.bin
     rm -rf "$root"/var/lib/apt/lists/* "$root"/root/.cache
+    trim_kernel_modules "$root"
 }

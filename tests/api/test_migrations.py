@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, text
 
 import fulcrum.models  # noqa: F401
@@ -55,3 +58,44 @@ def test_downgrade_to_base_and_back(tmp_path: Path) -> None:
         assert set(inspect(connection).get_table_names()) <= {"alembic_version"}
     engine.dispose()
     command.upgrade(config, "head")
+
+
+def test_the_head_read_from_the_migration_files_is_alembics(tmp_path: Path) -> None:
+    scripts = ScriptDirectory.from_config(
+        migrate.alembic_config(f"sqlite:///{tmp_path / 'any.db'}")
+    )
+    assert migrate.shipped_head() == scripts.get_current_head()
+
+
+def test_a_database_at_head_starts_without_importing_alembic(tmp_path: Path) -> None:
+    """The start-up's `upgrade head` on a database already there does not load Alembic at all; one
+    a migration behind is migrated (by Alembic)."""
+    database = tmp_path / "at-head.db"
+    migrate.upgrade(f"sqlite:///{database}")
+    probe = (
+        "import sys\n"
+        "from fulcrum import migrate\n"
+        f"migrate.upgrade({f'sqlite:///{database}'!r})\n"
+        "print(sorted(name for name in sys.modules if name.split('.')[0] == 'alembic'))\n"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert loaded.stdout.strip() == "[]", loaded.stdout
+
+    behind = tmp_path / "behind.db"
+    migrate.upgrade(f"sqlite:///{behind}", "0001")
+    loaded = subprocess.run([sys.executable, "-c", probe.replace(str(database), str(behind))],
+                            capture_output=True, text=True, check=True, timeout=60)  # fmt: skip
+    assert "alembic.command" in loaded.stdout, loaded.stdout
+    engine = make_engine(f"sqlite:///{behind}")
+    with engine.connect() as connection:
+        assert (
+            connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+            == migrate.shipped_head()
+        )
+    engine.dispose()

@@ -55,6 +55,11 @@ START_TIMEOUT = 300
 UVICORN_ARGS = ("--factory", "fulcrum.main:create_app", "--log-level", "info", "--no-access-log")
 KEEPALIVED_PIDFILES = ("keepalived.pid", "keepalived-vrrp.pid", "keepalived-checkers.pid", "keepalived-bfd.pid")
 
+# The API's modules, and what it imports only once it has work for them: Alembic, for the fresh
+# database every lab API migrates (an appliance's is usually at its head already), and pyroute2,
+# for the probes of DR and TUN backends.
+PRELOADED = ("fulcrum.main", "alembic.command", "alembic.script", "pyroute2")
+
 
 class Appliance(Exec, ApiClient):
     def __init__(
@@ -109,7 +114,8 @@ class Appliance(Exec, ApiClient):
         self.description = f"fulcrum API in {self.ns} on {self.listen[0]}:{self.port}"
         try:
             if self.preloaded:
-                importlib.import_module("fulcrum.main")  # here, once: every API forked later has it
+                for module in PRELOADED:  # here, once: every API forked later has them
+                    importlib.import_module(module)
                 return fork_into(self.ns, self.log_path, functools.partial(_serve_api, sock.fileno()),
                                  env={**lab_env(), **self.env}, keep_fd=sock.fileno())
             sock.set_inheritable(True)

@@ -1,6 +1,7 @@
-"""make bundle (image/make-bundle): slot A of a disk image, byte for byte, in a verity bundle signed
-with the development key, with the tree's version and the appliance's compatible string. Run for
-real on a small GPT disk made here (sfdisk, mke2fs) and read back with `rauc info` and `rauc extract`."""
+"""make bundle (image/make-bundle): the file system in slot A of a disk image, byte for byte and
+without the rest of the partition, in a verity bundle signed with the development key, with the
+tree's version and the appliance's compatible string. Run for real on a small GPT disk made here
+(sfdisk, mke2fs) and read back with `rauc info` and `rauc extract`."""
 
 from __future__ import annotations
 
@@ -40,12 +41,13 @@ def run(*command: str | Path, **env: str) -> subprocess.CompletedProcess[str]:
 
 
 def make_disk(work: Path) -> tuple[Path, bytes]:
-    """A GPT disk with the appliance's partition names; slot A holds a small ext4 with a file."""
+    """A GPT disk with the appliance's partition names; slot A (8 MiB) holds a smaller ext4 with a
+    file, as the image's slot A holds a file system sized to its content."""
     files = work / "files"
     files.mkdir()
     (files / "random").write_bytes(os.urandom(256 * 1024))
     rootfs = work / "root-a.ext4"
-    run("mke2fs", "-q", "-t", "ext4", "-L", "root-a", "-d", files, rootfs, "8M")
+    run("mke2fs", "-q", "-t", "ext4", "-L", "root-a", "-d", files, rootfs, "5M")
     disk = work / "disk.img"
     with disk.open("wb") as out:
         out.truncate(32 * MiB)
@@ -123,3 +125,17 @@ def test_the_version_comes_from_the_tree(tmp_path: Path) -> None:
     assert re.fullmatch(
         rf"{re.escape(version)}\+g{commit}(\.dirty)?", info["version"]
     ), info["version"]
+
+
+def test_an_image_without_an_ext4_file_system_is_refused(tmp_path: Path) -> None:
+    rootfs = tmp_path / "rootfs.ext4"
+    rootfs.write_bytes(os.urandom(1 << 20))
+    made = subprocess.run(
+        [str(MAKE_BUNDLE), "--rootfs", str(rootfs), "--output", str(tmp_path / "b.raucb")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.returncode != 0
+    assert "does not hold an ext4 file system" in made.stderr, made.stderr
+    assert not (tmp_path / "b.raucb").exists()

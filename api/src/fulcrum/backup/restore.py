@@ -14,8 +14,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from alembic.script import ScriptDirectory
-from alembic.util.exc import CommandError
 from pydantic import ValidationError
 from sqlalchemy import Table, delete, func, select, update
 from sqlalchemy.engine import Connection
@@ -81,6 +79,9 @@ class Opened:
 
 
 def _migrate_forward(database: Path, revision: str, notes: list[str]) -> None:
+    from alembic.script import ScriptDirectory  # here: the API's start-up does without Alembic
+    from alembic.util.exc import CommandError
+
     url = f"sqlite:///{database}"
     scripts = ScriptDirectory.from_config(migrate.alembic_config(url))
     try:

@@ -21,8 +21,6 @@ import time
 from dataclasses import dataclass
 from enum import StrEnum
 
-from pyroute2 import IPRoute
-
 ETH_P_IP = 0x0800
 ETH_P_IPV6 = 0x86DD
 PACKET_OUTGOING = 4
@@ -225,6 +223,8 @@ def _parse_ip(packet: bytes) -> tuple[IPAddress, IPAddress, int, bytes] | None:
 
 def _route_to(backend: IPAddress) -> tuple[int, IPAddress, IPAddress | None] | None:
     """(output interface, source address, gateway or None) for packets to the backend."""
+    from pyroute2 import IPRoute  # here: importing pyroute2 costs every process that loads this module
+
     with IPRoute() as ipr:
         try:
             routes = ipr.route("get", dst=str(backend))
@@ -245,6 +245,8 @@ def _route_to(backend: IPAddress) -> tuple[int, IPAddress, IPAddress | None] | N
 
 def _neighbour(oif: int, backend: IPAddress, wait: float = 1.0) -> bytes | None:
     """The backend's link-layer address, asking the kernel to resolve it when it is not known."""
+    from pyroute2 import IPRoute
+
     deadline = time.monotonic() + wait
     nudged = False
     while True:
