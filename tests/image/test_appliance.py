@@ -30,6 +30,7 @@ import httpx
 import pytest
 
 from appliance import BOOT_TIMEOUT, EXTRA_NIC_MACS, Appliance
+from lab.wait import wait_until
 from upgrade_checks import (
     MARKER,
     VERDICT_TIMEOUT,
@@ -629,10 +630,21 @@ def assert_commit_answer(answer: Future[httpx.Response]) -> None:
 
 def assert_rolled_back(appliance: Appliance, token: str, message: str, interface: str) -> None:
     with appliance.api(token) as api:
+
+        def moved_revision() -> dict[str, Any] | None:
+            return next((r for r in api.get("/revisions").json()["data"] if r["message"] == message), None)
+
+        # The API answers again as soon as the roll-back's network is up, while the roll-back goes on
+        # (the other daemons, the read-back): the revisions record its outcome when it has one.
+        moved = wait_until(
+            lambda: (found := moved_revision()) and found["state"] != "awaiting_confirm" and found,
+            RESTORE_APPLY_TIMEOUT,
+            what="the unconfirmed move's roll-back to be recorded",
+            interval=2,
+        )
         revisions = api.get("/revisions").json()["data"]
         network = api.get("/network").json()
-    moved = next((r for r in revisions if r["message"] == message), None)
-    assert moved is not None and moved["state"] == "reverted", f"the move did not end reverted: {moved}"
+    assert moved["state"] == "reverted", f"the move did not end reverted: {moved}"
     after = [r for r in revisions if r["number"] > moved["number"]]
     assert [(r["rollback_of"], r["state"]) for r in after] == [(moved["previous"], "applied")], after
     assert after[0]["message"].startswith(f"automatic rollback: revision {moved['number']} was not confirmed"), after
