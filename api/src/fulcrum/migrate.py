@@ -49,7 +49,8 @@ def upgrade(database_url: str, revision: str = "head") -> None:
         database = Path(database_url.removeprefix(SQLITE_PREFIX))
         if database.is_file() and _current_revision(database) == shipped_head():
             # Every start but the first after an upgrade: nothing to migrate, and importing Alembic
-            # is a tenth of the API's start-up (0.1-0.2 s natively, seconds under emulation).
+            # is about a tenth of the API's imports (0.11-0.2 s of 1.5-1.85 s natively; imports run
+            # about 30 times slower under emulation, 70-82 s for `import fulcrum.main` there).
             return
     from alembic import command
 
