@@ -35,16 +35,16 @@ help:
 setup:
 	@scripts/setup-host
 
+# Set-up and the dashboard's build once, then three lanes side by side (scripts/test-lanes: why,
+# and where each lane's output goes). WEBUI_READY keeps every lane from reinstalling node_modules
+# or rebuilding webui/dist while another lane reads them (the image copies dist, Playwright serves it).
 test: setup
-	$(MAKE) lint
-	$(MAKE) test-host
-	$(MAKE) test-fuzz
-	$(MAKE) kernel-fragment-check
-	$(MAKE) parts-check
-	$(MAKE) test-webui
-	$(MAKE) test-kernel
-	$(MAKE) test-webui-lab
-	$(MAKE) test-image
+	$(MAKE) webui-setup
+	$(MAKE) webui-build
+	WEBUI_READY=1 scripts/test-lanes \
+		"host: lint test-host test-fuzz kernel-fragment-check parts-check test-webui" \
+		"kernel: test-kernel test-webui-lab" \
+		"image: test-image"
 
 # Static checks, fast (no server, no VM). Configuration: api/pyproject.toml ([tool.ruff], [tool.mypy]),
 # webui/eslint.config.js, webui/knip.json; the shell scripts are picked by scripts/lint-shell.
@@ -75,9 +75,9 @@ fuzz:
 test-kernel:
 	tests/kernel/run-in-vm -q
 
-test-webui: webui-setup webui-client-check webui-test webui-e2e
+test-webui: $(WEBUI_SETUP) webui-client-check webui-test webui-e2e
 
-test-webui-lab: webui-setup webui-build
+test-webui-lab: $(WEBUI_SETUP) $(WEBUI_BUILD)
 	webui/e2e-lab/run
 
 demo: setup
