@@ -19,6 +19,7 @@ from fulcrum.services.dataplane import make_applier
 from fulcrum.settings import Settings
 
 from apitest import PASSWORD
+from lab.bundles import Bundles, make_bundles
 
 # tests/ on the path: the alert tests share their receivers with the VM lab (lab.alert_receivers).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -106,3 +107,10 @@ def client(anon: TestClient) -> TestClient:
     assert response.status_code == 201, response.text
     anon.headers["Authorization"] = f"Bearer {response.json()['token']}"
     return anon
+
+
+@pytest.fixture(scope="session")
+def bundles(tmp_path_factory: pytest.TempPathFactory) -> Bundles:
+    """Real RAUC bundles made by `rauc bundle` (lab.bundles): good, another key, truncated, another
+    compatible string. The tests that use them skip where rauc or mksquashfs is missing."""
+    return make_bundles(tmp_path_factory.mktemp("bundles"))

@@ -18,6 +18,7 @@ import ipaddress
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import sqlite3
@@ -39,8 +40,10 @@ from cryptography.x509.oid import NameOID
 
 from apitest import PASSWORD  # also puts tests/ on the path, for lab (the zygote's too)
 from lab.api_client import ApiClient
+from lab.bundles import DEV_KEYS
 from lab.wait import StopWaiting, wait_until
 
+RAUC_SYSTEM_CONF = Path(__file__).resolve().parents[2] / "overlay/etc/rauc/system.conf"
 START_DEADLINE = 60.0
 WAIT_DEADLINE = 45.0  # for replication and the watcher: generous, the host's 2 cores are shared
 
@@ -409,3 +412,20 @@ def _zygote_main() -> None:
 
 if __name__ == "__main__":
     _zygote_main()
+
+
+def rauc_env(root: Path) -> dict[str, str]:
+    """A node's RAUC configuration: the appliance's system.conf with the development CA as its
+    keyring (no RAUC service: taking a bundle needs only `rauc info`)."""
+    directory = root / "rauc"
+    directory.mkdir()
+    conf = RAUC_SYSTEM_CONF.read_text().replace("path=/etc/rauc/keyring.pem", "path=keyring.pem")
+    (directory / "system.conf").write_text(conf)
+    shutil.copy(DEV_KEYS / "ca.cert.pem", directory / "keyring.pem")
+    return {"FULCRUM_RAUC_SYSTEM_CONF": str(directory / "system.conf")}
+
+
+def kept_bundle_files(node: Node) -> list[str]:
+    """The files of the node's waiting firmware bundle."""
+    directory = node.data / "firmware"
+    return sorted(p.name for p in directory.iterdir()) if directory.exists() else []

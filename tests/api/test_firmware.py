@@ -27,7 +27,7 @@ from fulcrum.models import AuditEntry, Event
 from fulcrum.schemas.firmware import FirmwareUpgrade
 from fulcrum.services import firmware
 from fulcrum.services.firmware_upgrade import write_record
-from lab.bundles import DEV_KEYS, Bundles, make_bundles
+from lab.bundles import DEV_KEYS, Bundles
 from lab.wait import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,11 +39,6 @@ pytestmark = pytest.mark.skipif(
     shutil.which("rauc") is None or shutil.which("mksquashfs") is None,
     reason="needs rauc and squashfs-tools (scripts/setup-host installs them)",
 )
-
-
-@pytest.fixture(scope="module")
-def bundles(tmp_path_factory: pytest.TempPathFactory) -> Bundles:
-    return make_bundles(tmp_path_factory.mktemp("bundles"))
 
 
 @pytest.fixture

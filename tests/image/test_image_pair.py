@@ -21,6 +21,8 @@ import json
 import re
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ from lab import client
 from lab.api_client import ApiClient
 from lab.pair import CHECK, ECHO_PORT, GATEWAY, Probe, outage
 from lab.wait import wait_until
+from upgrade_checks import GOOD_VERSION, OCTETS, UPLOAD_TIMEOUT, assert_upgraded, make_good_bundle
 
 pytestmark = pytest.mark.image
 
@@ -45,6 +48,8 @@ CLOCK_SYNC_DEADLINE = 120  # timesyncd asks its new server at once, then the ker
 PAIRING_DEADLINE = 300
 FAILOVER_DEADLINE = 60
 PROBE_RATE = 5  # HTTP requests per second through the VIP, each on a new connection
+# Both nodes installed and restarted one after the other, under emulation: about 20 minutes here.
+PAIR_UPGRADE_DEADLINE = 3600
 # Two emulated VMs on two host cores: a start of the node-health check's Python took over its 12 s
 # allowance at the default 1 s interval (back to back, one run skipped while the last one ran),
 # and the nodes flapped into FAULT. /data/etc/fulcrum.env gives the slack the kernel lab's pair
@@ -63,8 +68,14 @@ def pair(image: Path, results: Path) -> Iterator[ImagePair]:
         yield booted
 
 
-def test_image_pair_fails_over_and_rejoins(pair: ImagePair, results: Path, tmp_path: Path) -> None:
+def test_image_pair_fails_over_rejoins_and_is_upgraded_with_one_failover(
+    pair: ImagePair, results: Path, tmp_path: Path
+) -> None:
     figures: dict[str, Any] = {}
+    # The upgrade's bundle is cut and signed while the appliances boot (a minute of CPU).
+    bundle_maker = ThreadPoolExecutor(max_workers=1)
+    building_bundle = bundle_maker.submit(make_good_bundle, tmp_path)
+    bundle_maker.shutdown(wait=False)
     for vm in pair.appliances.values():
         vm.wait_for_menu()
         give_emulation_slack(vm)
@@ -136,11 +147,73 @@ def test_image_pair_fails_over_and_rejoins(pair: ImagePair, results: Path, tmp_p
     assert since_rejoin and figures["failed_after_rejoin"] == 0, "requests failed while A rejoined"
     session.close()
 
+    # Upgrade the pair from B, the active node now: A first, then the one failover back to A, then B.
+    upgrade_pair(pair, active=b, standby=a, bundle=building_bundle.result(), probe=probe, figures=figures)
+
     (results / "figures.json").write_text(json.dumps(figures, indent=2) + "\n")
     print(f"\nimage pair figures: {figures}")
 
 
 # --- steps -----------------------------------------------------------------------------------
+
+
+def upgrade_pair(pair: ImagePair, active: ApiClient, standby: ApiClient, bundle: Path, probe: Probe,
+                 figures: dict[str, Any]) -> None:
+    """POST /ha/upgrade on the active node (B) with a bundle uploaded there: the standby (A) is
+    upgraded and restarted first, the VIPs move to it once, then B is upgraded and rejoins as the
+    standby. Both then run the bundle's version from slot B, marked good, in sync; A entered MASTER
+    once per VIP group and B never, from the start of the upgrade."""
+    with bundle.open("rb") as body:
+        kept = active.call("POST", "/firmware/bundle", content=body, headers=OCTETS, timeout=UPLOAD_TIMEOUT,
+                           expect=201)
+    assert kept["version"] == GOOD_VERSION, kept
+    since = (datetime.now(UTC) - timedelta(seconds=5)).isoformat()  # both clocks follow the lab's NTP server
+    started = time.monotonic()
+    record = active.post("/ha/upgrade", expect=202)["upgrade"]
+    assert (record["node"], record["peer"], record["version"]) == ("fulcrum-b", "fulcrum-a", GOOD_VERSION), record
+
+    def finished() -> dict[str, Any] | None:
+        for vm in pair.appliances.values():
+            vm.drain_console()
+        try:
+            current: dict[str, Any] | None = active.get("/ha/upgrade")["upgrade"]
+        except Exception:  # noqa: BLE001 (B restarts itself in the last steps: its API is away meanwhile)
+            return None
+        return current if current and current["state"] != "running" else None
+
+    final = wait_until(finished, PAIR_UPGRADE_DEADLINE, what="the pair upgrade to end", interval=5)
+    figures["pair_upgrade_s"] = round(time.monotonic() - started, 1)
+    figures["pair_upgrade_steps_s"] = {
+        step["name"]: round((datetime.fromisoformat(step["ended_at"]) - datetime.fromisoformat(step["started_at"]))
+                            .total_seconds(), 1)
+        for step in final["steps"] if step["started_at"] and step["ended_at"]
+    }  # fmt: skip
+    assert final["state"] == "done", json.dumps(final, indent=1)
+    assert [step["state"] for step in final["steps"]] == ["done"] * 7, final
+
+    for api in (active, standby):
+        firmware = api.get("/firmware")
+        assert_upgraded(firmware, "B", GOOD_VERSION)
+    a_status, b_status = standby.get("/ha/status"), active.get("/ha/status")
+    assert a_status["node"]["role"] == "active" and b_status["node"]["role"] == "standby", (a_status, b_status)
+    assert a_status["node"]["software_version"] == b_status["node"]["software_version"] == GOOD_VERSION
+    wait_until(lambda: standby.get("/ha/status")["sync"]["state"] == "in_sync", PAIRING_DEADLINE,
+               what="the upgraded pair in sync", interval=2)
+    masters = {name: masters_since(api, since) for name, api in (("a", standby), ("b", active))}
+    assert masters == {"a": {"VG_front": 1, "VG_gateway": 1}, "b": {}}, f"MASTER entries since the upgrade began: {masters}"
+    during = [r for r in probe.requests() if r.started >= started]
+    figures["pair_upgrade_requests"] = {"total": len(during), "failed": sum(not r.ok for r in during)}
+    assert probe.wait_for_requests(time.monotonic(), 5, timeout=FAILOVER_DEADLINE), "no service after the upgrade"
+
+
+def masters_since(api: ApiClient, since: str) -> dict[str, int]:
+    """How many times each VRRP instance of the node entered MASTER since `since`."""
+    counts: dict[str, int] = {}
+    for event in api.events(kind="vrrp_state", since=since, limit=1000):
+        detail = event["detail"]
+        if detail["scope"] == "INSTANCE" and detail["state"] == "MASTER":
+            counts[detail["name"]] = counts.get(detail["name"], 0) + 1
+    return counts
 
 
 def give_emulation_slack(vm: Appliance) -> None:

@@ -39,14 +39,27 @@ class UpgradeBundles:
     faulty_version: str
 
 
+GOOD_VERSION = "9.0.2+upgrade-test"
+FAULTY_VERSION = "9.0.3+api-fault-test"
+
+
 def make_upgrade_bundles(work: Path) -> UpgradeBundles:
     """From the raw image `make vm-image` built (the `image` fixture)."""
     base = work / "slot-a.ext4"
     _slot_a(RAW_IMAGE, base)
-    good = _bundle(base, work, "9.0.2+upgrade-test", fault=False)
-    faulty = _bundle(base, work, "9.0.3+api-fault-test", fault=True)
+    good = _bundle(base, work, GOOD_VERSION, fault=False)
+    faulty = _bundle(base, work, FAULTY_VERSION, fault=True)
     base.unlink()
-    return UpgradeBundles(good, "9.0.2+upgrade-test", faulty, "9.0.3+api-fault-test")
+    return UpgradeBundles(good, GOOD_VERSION, faulty, FAULTY_VERSION)
+
+
+def make_good_bundle(work: Path) -> Path:
+    """The good bundle alone (GOOD_VERSION), for the pair's upgrade."""
+    base = work / "slot-a.ext4"
+    _slot_a(RAW_IMAGE, base)
+    good = _bundle(base, work, GOOD_VERSION, fault=False)
+    base.unlink()
+    return good
 
 
 def upload_and_install(appliance: Appliance, token: str, bundle: Path, version: str) -> dict[str, Any]:

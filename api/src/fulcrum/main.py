@@ -22,6 +22,7 @@ from fulcrum.apply.client import Applier
 from fulcrum.db import begin_write, make_engine, make_sessionmaker, protect_database_file, unit_of_work
 from fulcrum.errors import install_error_handler
 from fulcrum.ha.asgi import SignPeerResponses
+from fulcrum.ha.pair_upgrade import PairUpgradeDriver
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.ha.view import alert_sender
 from fulcrum.ha.watcher import Watcher
@@ -131,6 +132,9 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         app.state.upgrade_watch = upgrade_watch = UpgradeWatch(app.state.telemetry, settings)
         if settings.upgrade_watch_seconds > 0:
             upgrade_watch.start()
+        app.state.pair_upgrade = pair_upgrade = PairUpgradeDriver(app.state.ha, app.state.applier)
+        if settings.ha_sync_interval > 0:  # with the HA watcher, whose peer state it reads
+            pair_upgrade.start()
         watcher = asyncio.create_task(_confirm_watcher(app, settings.confirm_poll_seconds))
         expiry_watch = tls_certificate.start_expiry_watch(settings, app.state.telemetry)
         freeze_startup_objects()
@@ -146,6 +150,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
             await asyncio.to_thread(alert_dispatcher.stop)
             await asyncio.to_thread(storage_watch.stop)
             await asyncio.to_thread(upgrade_watch.stop)
+            await asyncio.to_thread(pair_upgrade.stop)
             await asyncio.to_thread(app.state.telemetry.stop)
             engine.dispose()
 

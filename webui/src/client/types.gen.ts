@@ -2375,6 +2375,89 @@ export type PairResult = {
 };
 
 /**
+ * PairUpgrade
+ */
+export type PairUpgrade = {
+    /**
+     * Boot Id
+     */
+    boot_id?: string | null;
+    /**
+     * Message
+     */
+    message?: string | null;
+    /**
+     * Node
+     */
+    node: string;
+    /**
+     * Peer
+     */
+    peer: string;
+    /**
+     * Started At
+     */
+    started_at: string;
+    /**
+     * Started By
+     */
+    started_by: string;
+    /**
+     * State
+     */
+    state: 'running' | 'done' | 'failed';
+    /**
+     * Steps
+     */
+    steps: Array<PairUpgradeStep>;
+    /**
+     * Updated At
+     */
+    updated_at: string;
+    /**
+     * Version
+     */
+    version: string;
+};
+
+/**
+ * PairUpgradeStatus
+ */
+export type PairUpgradeStatus = {
+    upgrade: PairUpgrade | null;
+};
+
+/**
+ * PairUpgradeStep
+ */
+export type PairUpgradeStep = {
+    /**
+     * Detail
+     */
+    detail?: string | null;
+    /**
+     * Ended At
+     */
+    ended_at?: string | null;
+    /**
+     * Name
+     */
+    name: 'send_bundle' | 'install_peer' | 'restart_peer' | 'install_self' | 'hand_over' | 'restart_self' | 'rejoin';
+    /**
+     * Requested At
+     */
+    requested_at?: string | null;
+    /**
+     * Started At
+     */
+    started_at?: string | null;
+    /**
+     * State
+     */
+    state: 'pending' | 'running' | 'done' | 'skipped' | 'failed';
+};
+
+/**
  * PairingCode
  */
 export type PairingCode = {
@@ -5966,6 +6049,68 @@ export type HaSyncNowResponses = {
 };
 
 export type HaSyncNowResponse = HaSyncNowResponses[keyof HaSyncNowResponses];
+
+export type HaPairUpgradeStatusData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/ha/upgrade';
+};
+
+export type HaPairUpgradeStatusErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type HaPairUpgradeStatusError = HaPairUpgradeStatusErrors[keyof HaPairUpgradeStatusErrors];
+
+export type HaPairUpgradeStatusResponses = {
+    /**
+     * Successful Response
+     */
+    200: PairUpgradeStatus;
+};
+
+export type HaPairUpgradeStatusResponse = HaPairUpgradeStatusResponses[keyof HaPairUpgradeStatusResponses];
+
+export type HaStartPairUpgradeData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/ha/upgrade';
+};
+
+export type HaStartPairUpgradeErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * Not the active node, the standby not ready or not in sync, no bundle waiting, or an upgrade running already
+     */
+    409: unknown;
+};
+
+export type HaStartPairUpgradeError = HaStartPairUpgradeErrors[keyof HaStartPairUpgradeErrors];
+
+export type HaStartPairUpgradeResponses = {
+    /**
+     * Successful Response
+     */
+    202: PairUpgradeStatus;
+};
+
+export type HaStartPairUpgradeResponse = HaStartPairUpgradeResponses[keyof HaStartPairUpgradeResponses];
 
 export type StatusHealthData = {
     body?: never;

@@ -3,9 +3,9 @@ import { ModalsProvider } from '@mantine/modals';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { client } from '../client/client.gen';
 import type { FirmwareStatus, FirmwareUpgrade } from '../client/types.gen';
 import { nextRestartPhase } from '../api/queries/firmware';
+import { fakeApi } from '../test/fakeApi';
 import FirmwarePage from './FirmwarePage';
 
 const IDLE = { operation: 'idle', progress: null, message: null, last_error: null };
@@ -40,23 +40,6 @@ const upgrade = (state: FirmwareUpgrade['state'], reason: string | null = null):
   started_at: '2026-03-01T12:00:00Z',
   updated_at: '2026-03-01T12:05:00Z',
 });
-
-/** The API as this page sees it: one answer per "METHOD path", and every request made, in order. */
-function fakeApi(answers: Record<string, { status: number; body?: unknown }>) {
-  const requests: string[] = [];
-  client.setConfig({
-    baseUrl: 'http://fulcrum.test', // the client builds a Request, which wants an absolute URL outside a browser
-    fetch: (input: RequestInfo | URL, init?: RequestInit) => {
-      const request = new Request(input, init);
-      const call = `${request.method} ${new URL(request.url).pathname}`;
-      requests.push(call);
-      const answer = answers[call] ?? { status: 404, body: { detail: `no fake answer for ${call}` } };
-      const body = answer.body === undefined ? null : JSON.stringify(answer.body);
-      return Promise.resolve(new Response(body, { status: answer.status, headers: { 'Content-Type': 'application/json' } }));
-    },
-  });
-  return requests;
-}
 
 function showPage() {
   const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false } } });

@@ -19,6 +19,7 @@ import { ConsoleAccessCard } from '../components/ha/ConsoleAccessCard';
 import { PeerCard, SplitBrainAlert, ThisNodeCard } from '../components/ha/NodeCards';
 import { PairingCard } from '../components/ha/PairingCard';
 import { ConnSyncCard, TransitionsCard } from '../components/ha/PairStateCards';
+import { PairUpgradeCard } from '../components/ha/PairUpgradeCard';
 import { SyncCard } from '../components/ha/SyncCard';
 import { PageLoader } from '../components/PageLoader';
 import { useServerErrors } from '../components/useServerErrors';
@@ -27,7 +28,7 @@ import { ConfirmDeleteButton } from '../components/ConfirmDeleteButton';
 
 /**
  * The HA pair: both nodes with their roles and VRRP groups, configuration and connection sync,
- * the hand-over actions, the transitions, pairing; then the VIP groups, this node's settings and
+ * the hand-over actions, the transitions, the pair upgrade, pairing; then the VIP groups, this node's settings and
  * its console access.
  */
 export default function HaPage() {
@@ -54,6 +55,7 @@ export default function HaPage() {
               <TransitionsCard status={status.data} />
             </Stack>
           </SimpleGrid>
+          <PairUpgradeCard status={status.data} />
           <PairingCard status={status.data} />
         </>
       ) : (

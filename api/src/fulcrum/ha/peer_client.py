@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -84,17 +86,36 @@ class PeerClient:
         return self.request("DELETE", path, None, timeout)
 
     def request(self, method: str, path: str, payload: Any, timeout: float) -> PeerResponse:
-        full_path = "/api/v1/peer" + path
         body = b"" if payload is None else json.dumps(payload, separators=(",", ":")).encode()
-        signed = peer_auth.sign_request(self.key, self.node, method, full_path, body)
-        headers = {
-            **signed.as_dict(),
-            **({"Content-Type": "application/json"} if payload is not None else {}),
-        }
+        content_type = {"Content-Type": "application/json"} if payload is not None else {}
+        return self._send(method, path, body, None, content_type, timeout)
+
+    def post_file(self, path: str, file: Path, content_sha256: str, timeout: float) -> PeerResponse:
+        """Stream `file` (a firmware bundle: too large to hold) as the body. The signature covers
+        the SHA-256 the caller computed, which the peer checks against what arrives."""
+        headers = {"Content-Type": "application/octet-stream", peer_auth.CONTENT_SHA256: content_sha256,
+                   "Content-Length": str(file.stat().st_size)}  # fmt: skip
+        return self._send("POST", path, _chunks(file), content_sha256, headers, timeout)
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        content: bytes | Iterator[bytes],
+        content_sha256: str | None,
+        extra_headers: dict[str, str],
+        timeout: float,
+    ) -> PeerResponse:
+        full_path = "/api/v1/peer" + path
+        body = content if isinstance(content, bytes) else b""
+        signed = peer_auth.sign_request(
+            self.key, self.node, method, full_path, body, content_sha256=content_sha256
+        )
+        headers = {**signed.as_dict(), **extra_headers}
         sent = clock.now()
         try:
             with httpx.Client(verify=self._tls(), timeout=timeout, transport=self.transport) as http:
-                response = http.request(method, self.url + full_path, content=body, headers=headers)
+                response = http.request(method, self.url + full_path, content=content, headers=headers)
         except httpx.TimeoutException as error:
             raise PeerUnreachable(f"the peer at {self.url} did not answer within {timeout:g} s") from error
         except httpx.HTTPError as error:
@@ -134,6 +155,12 @@ class PeerClient:
                 None,
             )
         return tls.peer_context(self.pin)
+
+
+def _chunks(file: Path, size: int = 1 << 20) -> Iterator[bytes]:
+    with file.open("rb") as stream:
+        while chunk := stream.read(size):
+            yield chunk
 
 
 def clock_offset(peer_time: str | None, sent: float, received: float) -> float | None:

@@ -19,7 +19,8 @@ Hex64 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 # The peer API's version: 1 was every node before this field. Both nodes of a pair may run different
 # versions while the pair is upgraded one node at a time, so a message's fields only ever grow, and
 # a receiver ignores the ones it does not know (from version 2 on).
-PROTOCOL = 2
+# 3: the firmware endpoints a pair upgrade drives on the standby (/peer/firmware...).
+PROTOCOL = 3
 # The shared configuration's format as ConfigPush carries it: raised when a version adds to it
 # what an older node cannot read. A node does not push to a peer that reads only an older one
 # (fulcrum.ha.replication.push says so, until the peer is upgraded too).

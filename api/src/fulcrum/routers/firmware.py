@@ -15,8 +15,6 @@ from fulcrum.routers.one_writer import any_node
 from fulcrum.schemas.firmware import FirmwareBundle, FirmwareStatus
 from fulcrum.services import firmware, firmware_upgrade
 
-# The route's hard ceiling; the working limit is the setting firmware_max_bundle_bytes.
-MAX_BUNDLE_BODY = 4 << 30
 # The body is the bundle file itself, streamed: not JSON, not a form.
 BUNDLE_BODY: dict[str, Any] = {
     "requestBody": {
@@ -47,7 +45,7 @@ def get_firmware(settings: SettingsDep, _: Viewer) -> FirmwareStatus:
         409: error("Not an A/B system, or RAUC is installing the waiting bundle"),
         422: error("Not a complete RAUC bundle, not signed by a trusted key, or for another system"),
     },
-    max_body_size=MAX_BUNDLE_BODY,
+    max_body_size=firmware.MAX_BUNDLE_BODY,
     openapi_extra=BUNDLE_BODY,
 )
 @writes_late  # the upload takes minutes: no database lock is held while it streams

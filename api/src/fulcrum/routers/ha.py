@@ -1,4 +1,5 @@
-"""The HA pair (/ha): status, pairing, sync, conflicts, maintenance, hand-over and drills."""
+"""The HA pair (/ha): status, pairing, sync, conflicts, maintenance, hand-over, drills and the
+pair's upgrade."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from fulcrum.db import SessionDep
 from fulcrum.deps import ActorDep, Admin, ApplierDep, HaRuntimeDep, Operator, Viewer
-from fulcrum.ha import handover, membership, replication, view
+from fulcrum.ha import handover, membership, pair_upgrade, replication, view
 from fulcrum.routers.one_writer import any_node
 from fulcrum.schemas.ha import (
     DrillResult,
@@ -21,6 +22,7 @@ from fulcrum.schemas.ha import (
     PairingCode,
     PairRequest,
     PairResult,
+    PairUpgradeStatus,
     ResolveRequest,
     SyncResult,
     UnpairResult,
@@ -146,3 +148,29 @@ def make_active(runtime: HaRuntimeDep, session: SessionDep, _: Operator, actor: 
 def failover_drill(runtime: HaRuntimeDep, session: SessionDep, _: Operator, actor: ActorDep) -> DrillResult:
     _release(session)
     return handover.drill(runtime, actor)
+
+
+@router.get("/upgrade", summary="The pair upgrade this node drove or drives, step by step (null: none)")
+def pair_upgrade_status(runtime: HaRuntimeDep, _: Viewer) -> PairUpgradeStatus:
+    return pair_upgrade.status(runtime)
+
+
+@router.post(
+    "/upgrade",
+    status_code=status.HTTP_202_ACCEPTED,
+    summary="Upgrade both nodes to the bundle waiting on this (active) node, with one failover",
+    description="The standby first (the bundle sent, installed, restarted into, found good and back in "
+    "sync), then this node (installed, the VIPs handed over, restarted into, rejoining as the standby). "
+    "Answers once the pair was found ready; GET /ha/upgrade follows the steps.",
+    responses={
+        409: {
+            "description": "Not the active node, the standby not ready or not in sync, no bundle waiting, or "
+            "an upgrade running already"
+        }
+    },
+)
+def start_pair_upgrade(
+    runtime: HaRuntimeDep, session: SessionDep, _: Admin, actor: ActorDep
+) -> PairUpgradeStatus:
+    _release(session)
+    return pair_upgrade.start(runtime, actor)

@@ -8,19 +8,27 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response, status
+from fastapi.concurrency import run_in_threadpool
 
-from fulcrum.db import SessionDep, begin_write
-from fulcrum.deps import ApplierDep, CommitLock, HaRuntimeDep, client_address
+from fulcrum.db import SessionDep, begin_write, end_read, writes_late
+from fulcrum.deps import ApplierDep, CommitLock, HaRuntimeDep, SettingsDep, client_address
 from fulcrum.errors import NotFound, Unauthorized
-from fulcrum.ha import handover, membership, replication, view, wire
+from fulcrum.ha import handover, membership, peer_firmware, replication, view, wire
 from fulcrum.ha.asgi import STATE_KEY
 from fulcrum.ha.nonces import StoredNonces
 from fulcrum.ha.pairing import current_pairing
-from fulcrum.ha.peer_auth import PeerAuthError, verify_request
+from fulcrum.ha.peer_auth import (
+    PeerAuthError,
+    SignedHeaders,
+    check_signature,
+    declared_content_sha256,
+    verify_request,
+)
 from fulcrum.routers.one_writer import any_node
 from fulcrum.routers.params import MiB
+from fulcrum.schemas.firmware import FirmwareBundle, FirmwareStatus
 from fulcrum.schemas.ha import MaintenanceState
-from fulcrum.services import audit
+from fulcrum.services import audit, firmware, firmware_upgrade
 from fulcrum.services.ha_config import get_node
 
 router = APIRouter(prefix="/peer", tags=["peer"], include_in_schema=False)
@@ -36,24 +44,61 @@ class Caller:
     actor: audit.Actor
 
 
+def _pair_key(session: SessionDep) -> bytes:
+    pairing = current_pairing(session)
+    if pairing is None:
+        raise Unauthorized("peer request refused: this node is not paired")
+    return bytes.fromhex(pairing.key)
+
+
+def _signed_path(request: Request) -> str:
+    return request.url.path + (f"?{request.url.query}" if request.url.query else "")
+
+
+def _caller(request: Request, key: bytes, signed: SignedHeaders) -> Caller:
+    setattr(request.state, STATE_KEY, (key, signed.nonce))  # the answer is signed with the pair key
+    return Caller(signed.node, audit.Actor(username=f"peer:{signed.node}", source=client_address(request)))
+
+
 def signed_by_peer(
     request: Request, session: SessionDep, body: Annotated[bytes, Depends(_raw_body)]
 ) -> Caller:
     begin_write(session)  # a GET too: its nonce is stored (a no-op where the request already writes)
-    pairing = current_pairing(session)
-    if pairing is None:
-        raise Unauthorized("peer request refused: this node is not paired")
-    key = bytes.fromhex(pairing.key)
-    path = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    key = _pair_key(session)
     try:
-        signed = verify_request(key, StoredNonces(session), request.method, path, dict(request.headers), body)
+        signed = verify_request(
+            key, StoredNonces(session), request.method, _signed_path(request), dict(request.headers), body
+        )
     except PeerAuthError as error:
         raise Unauthorized(f"peer request refused: {error}") from None
-    setattr(request.state, STATE_KEY, (key, signed.nonce))
-    return Caller(signed.node, audit.Actor(username=f"peer:{signed.node}", source=client_address(request)))
+    return _caller(request, key, signed)
 
 
 Peer = Annotated[Caller, Depends(signed_by_peer)]
+
+
+@dataclass(frozen=True)
+class StreamCaller:
+    caller: Caller
+    signed: SignedHeaders
+    content_sha256: str  # declared by the peer and covered by its signature
+
+
+def streamed_by_peer(request: Request, session: SessionDep) -> StreamCaller:
+    """A request whose body is too large to hold (a firmware bundle): its signature is checked here
+    against the SHA-256 the peer declares, before the body is read; the body and the nonce are
+    checked once the body is in (fulcrum.ha.peer_firmware)."""
+    key = _pair_key(session)
+    headers = dict(request.headers)
+    try:
+        declared = declared_content_sha256(headers)
+        signed = check_signature(key, request.method, _signed_path(request), headers, declared)
+    except PeerAuthError as error:
+        raise Unauthorized(f"peer request refused: {error}") from None
+    return StreamCaller(_caller(request, key, signed), signed, declared)
+
+
+PeerStream = Annotated[StreamCaller, Depends(streamed_by_peer)]
 
 
 @router.post("/pair", summary="B's half of pairing: answer A's offer if it proves the code")
@@ -116,3 +161,58 @@ def maintenance(
 ) -> MaintenanceState:
     reason = body.reason or f"asked by {caller.node}"
     return handover.set_maintenance(session, runtime, caller.actor, body.enabled, reason)
+
+
+# --- the pair upgrade: the active node upgrades this one first (fulcrum.ha.pair_upgrade) ---------
+
+
+@router.post(
+    "/firmware/bundle",
+    status_code=status.HTTP_201_CREATED,
+    summary="Take the peer's firmware bundle (streamed), checked like an upload, to install",
+    max_body_size=firmware.MAX_BUNDLE_BODY,
+)
+@writes_late  # minutes of streaming: no database lock is held meanwhile
+@any_node
+async def receive_bundle(
+    request: Request, stream: PeerStream, session: SessionDep, settings: SettingsDep
+) -> FirmwareBundle:
+    firmware.rauc_system(settings)  # a node that cannot install one takes nothing
+    firmware_upgrade.refuse_while_installing(settings, "send another")
+    end_read(session)
+    upload = await firmware.receive(request.stream(), request.headers.get("content-length"), settings)
+    return await run_in_threadpool(
+        peer_firmware.accept_streamed_bundle,
+        session,
+        stream.caller.actor,
+        settings,
+        stream.signed,
+        stream.content_sha256,
+        upload,
+    )
+
+
+@router.get("/firmware", summary="This node's slots, waiting bundle, install and last upgrade, for the peer")
+def peer_firmware_status(_: Peer, settings: SettingsDep) -> FirmwareStatus:
+    return firmware_upgrade.status(settings)
+
+
+@router.post(
+    "/firmware/install",
+    status_code=status.HTTP_202_ACCEPTED,
+    summary="Install the waiting bundle into the slot that is not running, as the peer asks",
+)
+@any_node
+def peer_install(caller: Peer, session: SessionDep, settings: SettingsDep) -> FirmwareStatus:
+    return firmware_upgrade.start_install(session, caller.actor, settings)
+
+
+@router.post(
+    "/firmware/reboot",
+    status_code=status.HTTP_202_ACCEPTED,
+    summary="Restart into the installed slot, as the peer asks",
+)
+@any_node
+def peer_reboot(caller: Peer, session: SessionDep, settings: SettingsDep, applier: ApplierDep) -> Response:
+    firmware_upgrade.reboot(session, caller.actor, applier, settings)
+    return Response(status_code=status.HTTP_202_ACCEPTED)

@@ -233,3 +233,37 @@ class HaDiff(BaseModel):
 
 class UnpairResult(BaseModel):
     peer: str  # whether the peer was told
+
+
+# --- the pair upgrade (fulcrum.ha.pair_upgrade) ----------------------------------------------------
+
+PairUpgradeStepName = Literal[
+    "send_bundle", "install_peer", "restart_peer", "install_self", "hand_over", "restart_self", "rejoin"
+]
+PairUpgradeStepState = Literal["pending", "running", "done", "skipped", "failed"]
+
+
+class PairUpgradeStep(BaseModel):
+    name: PairUpgradeStepName
+    state: PairUpgradeStepState
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    detail: str | None = None  # what was found or done; why it failed
+    requested_at: datetime | None = None  # when the node was asked to install or restart
+
+
+class PairUpgrade(BaseModel):
+    version: str
+    node: str  # the node that drives it: active when it started
+    peer: str
+    started_by: str
+    state: Literal["running", "done", "failed"]
+    steps: list[PairUpgradeStep]
+    started_at: datetime
+    updated_at: datetime
+    message: str | None = None
+    boot_id: str | None = None  # this node's boot when it asked for its own restart
+
+
+class PairUpgradeStatus(BaseModel):
+    upgrade: PairUpgrade | None  # the last pair upgrade this node drove, if any

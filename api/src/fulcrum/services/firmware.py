@@ -36,6 +36,8 @@ from fulcrum.schemas.firmware import FirmwareBundle, FirmwareSlot, FirmwareStatu
 from fulcrum.services import audit
 from fulcrum.settings import Settings
 
+# The upload routes' hard ceiling; the working limit is the setting firmware_max_bundle_bytes.
+MAX_BUNDLE_BODY = 4 << 30
 BUNDLE_FILE = "bundle.raucb"
 BUNDLE_INFO = "bundle.json"
 RAUC = "rauc"

@@ -7,7 +7,9 @@ import {
   haMakeActive,
   haPair,
   haPairingCode,
+  haPairUpgradeStatus,
   haResolve,
+  haStartPairUpgrade,
   haSyncNow,
   haUnpair,
   nodeGetNode,
@@ -21,6 +23,7 @@ import type {
   Node,
   NodeSettingsUpdate,
   PairRequest,
+  PairUpgradeStatus,
   ResolveRequest,
   VipGroupCreate,
   VipGroupUpdate,
@@ -32,6 +35,7 @@ export const haKeys = {
   node: ['node'] as const,
   status: ['ha', 'status'] as const,
   diff: ['ha', 'diff'] as const,
+  upgrade: ['ha', 'upgrade'] as const,
 };
 
 /** Roles, peer reachability and sync move on their own: poll every few seconds. */
@@ -45,6 +49,17 @@ export const haStatusQuery = () =>
 /** Asks the peer: only while someone looks at a conflict or asks for it. */
 export const haDiffQuery = () =>
   queryOptions({ queryKey: haKeys.diff, queryFn: async ({ signal }) => (await haHaDiff({ signal })).data, staleTime: 0 });
+
+// A pair upgrade moves by the step (minutes each): a look every few seconds while it runs.
+const PAIR_UPGRADE_POLL_MS = 3_000;
+
+/** The pair upgrade this node drives or drove (null: none). */
+export const pairUpgradeQuery = () =>
+  queryOptions({
+    queryKey: haKeys.upgrade,
+    queryFn: async ({ signal }) => (await haPairUpgradeStatus({ signal })).data,
+    refetchInterval: (query) => (query.state.data?.upgrade?.state === 'running' ? PAIR_UPGRADE_POLL_MS : false),
+  });
 
 const afterHa = (queryClient: QueryClient) =>
   Promise.all([queryClient.invalidateQueries({ queryKey: ['ha'] }), queryClient.invalidateQueries({ queryKey: ['status'] })]);
@@ -93,6 +108,12 @@ export const makeActiveMutation = (queryClient: QueryClient) => ({
 export const drillMutation = (queryClient: QueryClient) => ({
   mutationFn: async () => (await haFailoverDrill()).data,
   onSettled: () => afterHa(queryClient),
+});
+
+/** Answers once the pair was found ready, with the record the query then follows. */
+export const startPairUpgradeMutation = (queryClient: QueryClient) => ({
+  mutationFn: async () => (await haStartPairUpgrade()).data,
+  onSuccess: (upgrade: PairUpgradeStatus) => queryClient.setQueryData(haKeys.upgrade, upgrade),
 });
 
 export const vipGroupsQuery = () =>

@@ -1,0 +1,90 @@
+"""The pair upgrade driven from the active node (POST /ha/upgrade), between two real API processes.
+
+What runs here: the checks before it starts, the bundle streamed to the standby and kept there
+after its own `rauc info`, and a step that fails (the standby cannot install: no RAUC service
+here, so RAUC cannot say which slot runs) stopping the upgrade with the standby's reason while the
+active node keeps the VIPs and stays out of maintenance. keepalived's part is played by the test
+(tests/api/test_ha_handover.py says how). Installing, restarting into the new slots and the one
+failover need A/B disks: the two-appliance image test runs them (tests/image/test_image_pair.py).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from apitest import WEB
+from hanode import WAIT_DEADLINE, Node, in_sync, kept_bundle_files, pair, rauc_env, two_nodes
+from lab.bundles import Bundles
+from lab.wait import wait_until
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("rauc") is None or shutil.which("mksquashfs") is None,
+    reason="needs rauc and squashfs-tools (scripts/setup-host installs them)",
+)
+FRONT = {"name": "front", "virtual_router_id": 51, "addresses": ["192.0.2.100/24"]}
+
+
+def upgrade(node: Node) -> dict[str, Any] | None:
+    answer: dict[str, Any] | None = node.get("/ha/upgrade")["upgrade"]
+    return answer
+
+
+def steps(record: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
+    return {step["name"]: (step["state"], step["detail"]) for step in record["steps"]}
+
+
+def test_a_pair_upgrade_starts_only_when_the_pair_is_ready_and_stops_at_a_failed_step(
+    tmp_path: Path, bundles: Bundles
+) -> None:
+    with two_nodes(tmp_path, env=rauc_env(tmp_path)) as (alpha, beta, _, _):
+        assert alpha.post("/ha/upgrade", expect=409)["detail"] == "this node is not paired"
+        pair(alpha, beta)
+        beta.login("admin")
+        alpha.post("/vip-groups", FRONT, expect=201)
+        alpha.post("/services", WEB, expect=201)
+        alpha.commit()
+        wait_until(lambda: in_sync(alpha, beta), WAIT_DEADLINE, what="beta in sync")
+        alpha.vrrp("front", "MASTER")
+        beta.vrrp("front", "BACKUP")
+        wait_until(lambda: alpha.ha_status()["peer"]["role"] == "standby", WAIT_DEADLINE,
+                   what="alpha to see beta standby")
+        wait_until(lambda: alpha.ha_status()["sync"]["state"] == "in_sync", WAIT_DEADLINE, what="alpha in sync")
+        assert upgrade(alpha) is None
+
+        # Not before a bundle waits here; never from the standby.
+        detail = alpha.post("/ha/upgrade", expect=409)["detail"]
+        assert detail.startswith("no firmware bundle is waiting on this node"), detail
+        assert beta.post("/ha/upgrade", expect=409)["code"] == "standby_read_only"
+
+        alpha.call("POST", "/firmware/bundle", content=bundles.good.read_bytes(),
+                   headers={"Content-Type": "application/octet-stream"}, expect=201)
+        started = alpha.post("/ha/upgrade", expect=202)["upgrade"]
+        assert (started["version"], started["node"], started["peer"], started["state"]) == ("2.0.0", "alpha", "beta", "running")
+        assert [step["name"] for step in started["steps"]] == [
+            "send_bundle", "install_peer", "restart_peer", "install_self", "hand_over", "restart_self", "rejoin"]
+        assert alpha.post("/ha/upgrade", expect=409)["detail"] == "a pair upgrade to 2.0.0 is running already"
+
+        final = wait_until(lambda: (record := upgrade(alpha)) and record["state"] != "running" and record,
+                           WAIT_DEADLINE, what="the pair upgrade to stop")
+        assert final["state"] == "failed", final
+        found = steps(final)
+        assert found["send_bundle"] == ("done", f"beta checked the bundle with RAUC and keeps it ({bundles.good.stat().st_size} bytes)")
+        assert kept_bundle_files(beta) == ["bundle.json", "bundle.raucb"]
+        state, reason = found["install_peer"]
+        assert state == "failed" and reason is not None
+        assert reason.startswith("beta did not start the install: RAUC cannot say which slot is running"), reason
+        assert all(found[name][0] == "pending" for name in ("restart_peer", "install_self", "hand_over", "restart_self", "rejoin"))
+        assert final["message"].startswith("install peer failed: beta did not start the install")
+
+        # Nothing on alpha moved: it is active, not in maintenance, its bundle still waiting.
+        assert alpha.ha_status()["node"]["role"] == "active"
+        assert not alpha.maintenance_file.exists() or alpha.maintenance_file.read_text().strip() == "0"
+        assert alpha.get("/firmware")["bundle"]["version"] == "2.0.0"
+        audit = alpha.sql("SELECT username, target FROM audit_log WHERE action = 'ha.upgrade'")
+        assert audit == [("admin", "2.0.0")]
+        # A failed upgrade may be started again.
+        assert alpha.post("/ha/upgrade", expect=202)["upgrade"]["state"] == "running"

@@ -1,0 +1,149 @@
+import { Alert, Anchor, Badge, Card, Group, Loader, Stack, Table, Text, Title, type MantineColor } from '@mantine/core';
+import { IconCheck, IconCircleDashed, IconPlayerSkipForward, IconX } from '@tabler/icons-react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link } from 'react-router';
+import { errorMessage } from '../../api/errors';
+import { firmwareQuery } from '../../api/queries/firmware';
+import { pairUpgradeQuery, startPairUpgradeMutation } from '../../api/queries/ha';
+import { useCan } from '../../auth/useCurrentUser';
+import type { HaStatus, PairUpgrade, PairUpgradeStep } from '../../client/types.gen';
+import { dateTime } from '../../lib/format';
+import { ConfirmButton } from '../ConfirmButton';
+
+/** What each step does, in the words of the node that drives it (`node`) and its peer. */
+const STEP_LABEL: Record<PairUpgradeStep['name'], (u: PairUpgrade) => string> = {
+  send_bundle: (u) => `Send the bundle to ${u.peer}`,
+  install_peer: (u) => `Install it on ${u.peer}`,
+  restart_peer: (u) => `Restart ${u.peer}; wait until it is good, standby and in sync`,
+  install_self: (u) => `Install it on ${u.node}`,
+  hand_over: (u) => `Hand the VIPs over to ${u.peer} (the one failover)`,
+  restart_self: (u) => `Restart ${u.node} into the new version`,
+  rejoin: (u) => `${u.node} leaves maintenance and rejoins`,
+};
+
+const UPGRADE_COLOR: Record<PairUpgrade['state'], MantineColor> = { running: 'blue', done: 'green', failed: 'red' };
+
+function StepIcon({ state }: { state: PairUpgradeStep['state'] }) {
+  switch (state) {
+    case 'done':
+      return <IconCheck size={16} color="var(--mantine-color-green-6)" aria-label="done" />;
+    case 'failed':
+      return <IconX size={16} color="var(--mantine-color-red-6)" aria-label="failed" />;
+    case 'running':
+      return <Loader size={14} aria-label="running" />;
+    case 'skipped':
+      return <IconPlayerSkipForward size={16} color="var(--mantine-color-dimmed)" aria-label="skipped" />;
+    default:
+      return <IconCircleDashed size={16} color="var(--mantine-color-dimmed)" aria-label="pending" />;
+  }
+}
+
+/**
+ * Upgrading the pair with one failover, from the active node: the standby first, then the
+ * hand-over, then this node. Shows the last pair upgrade step by step; its steps take minutes and
+ * the page polls while one runs. This node is away while it restarts: the peer's dashboard serves
+ * meanwhile.
+ */
+export function PairUpgradeCard({ status }: { status: HaStatus }) {
+  const canUpgrade = useCan('upgradeFirmware');
+  const queryClient = useQueryClient();
+  const upgrade = useQuery(pairUpgradeQuery());
+  const firmware = useQuery(firmwareQuery());
+  const start = useMutation(startPairUpgradeMutation(queryClient));
+  const record = upgrade.data?.upgrade ?? null;
+  const running = record?.state === 'running';
+  const bundle = firmware.data?.bundle ?? null;
+  const { node, peer } = status;
+  if (!peer || (!record && node.role !== 'active')) return null;
+
+  return (
+    <Card withBorder data-testid="pair-upgrade">
+      <Group justify="space-between" align="flex-start">
+        <div>
+          <Title order={4}>Pair upgrade</Title>
+          <Text size="xs" c="dimmed">
+            {peer.name} first, then one failover to it, then {node.name}; the VIPs move once.
+          </Text>
+        </div>
+        {record && (
+          <Badge color={UPGRADE_COLOR[record.state]} variant="light" data-testid="pair-upgrade-state">
+            {record.state === 'running' ? `upgrading to ${record.version}` : record.state === 'done' ? `done: ${record.version}` : 'stopped'}
+          </Badge>
+        )}
+      </Group>
+      {record && <UpgradeSteps record={record} />}
+      {canUpgrade && node.role === 'active' && !running && (
+        <Stack gap="xs" mt="sm">
+          {bundle ? (
+            <Group justify="space-between">
+              <Text size="sm">
+                Bundle {bundle.version} is waiting on {node.name}. {node.name} runs {node.software_version}, {peer.name}{' '}
+                {peer.software_version ?? 'an unknown version'}.
+              </Text>
+              <ConfirmButton
+                title={`Upgrade ${peer.name} and ${node.name} to ${bundle.version}?`}
+                consequence={`${peer.name} is upgraded and restarted first, while ${node.name} keeps serving. Once ${peer.name} is back, healthy and in sync, it takes the VIPs over (the one failover; connections survive where connection sync is on). Then ${node.name} is upgraded, restarts and rejoins as the standby. A new system that is not healthy rolls back by itself and the upgrade stops there.`}
+                confirmLabel="Upgrade the pair"
+                loading={start.isPending}
+                onConfirm={() => start.mutate()}
+              >
+                Upgrade the pair to {bundle.version}
+              </ConfirmButton>
+            </Group>
+          ) : (
+            <Text size="sm" c="dimmed">
+              To upgrade the pair, upload a bundle on {node.name}’s{' '}
+              <Anchor component={Link} to="/system/firmware">
+                Firmware
+              </Anchor>{' '}
+              page first.
+            </Text>
+          )}
+          {start.error && (
+            <Alert color="red" title="The pair upgrade did not start">
+              {errorMessage(start.error)}
+            </Alert>
+          )}
+        </Stack>
+      )}
+    </Card>
+  );
+}
+
+function UpgradeSteps({ record }: { record: PairUpgrade }) {
+  return (
+    <>
+      <Table verticalSpacing={4} mt="sm" data-testid="pair-upgrade-steps">
+        <Table.Tbody>
+          {record.steps.map((step) => (
+            <Table.Tr key={step.name} data-step={step.name} data-state={step.state}>
+              <Table.Td w={24}>
+                <StepIcon state={step.state} />
+              </Table.Td>
+              <Table.Td>
+                <Text size="sm" fw={step.state === 'running' ? 600 : undefined}>
+                  {STEP_LABEL[step.name](record)}
+                </Text>
+                {step.detail && (
+                  <Text size="xs" c={step.state === 'failed' ? 'red' : 'dimmed'}>
+                    {step.detail}
+                  </Text>
+                )}
+              </Table.Td>
+              <Table.Td ta="right">
+                <Text size="xs" c="dimmed">
+                  {step.ended_at ? dateTime(step.ended_at) : step.started_at ? `since ${dateTime(step.started_at)}` : ''}
+                </Text>
+              </Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+      {record.message && (
+        <Text size="sm" mt="xs" c={record.state === 'failed' ? 'red' : undefined}>
+          {record.message}
+        </Text>
+      )}
+    </>
+  );
+}
