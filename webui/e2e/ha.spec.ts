@@ -224,6 +224,10 @@ test('HA: the failover drill shows the API’s refusal in its dialog, until it i
   await shoot(page, 'ha-drill-refused', { phone: false });
   await dialog.getByRole('button', { name: 'Close' }).click();
   await expect(dialog).toBeHidden();
+  // The active node offers the pair upgrade; this API has no RAUC system, and says so there.
+  await expect(page.getByTestId('pair-upgrade')).toContainText('lb2 first, then one failover to it, then fulcrum');
+  await expect(page.getByTestId('pair-upgrade-not-ab')).toContainText('fulcrum cannot be upgraded here: not an A/B system');
+  await expect(page.getByRole('button', { name: /^Upgrade the pair/ })).toHaveCount(0);
 });
 
 test('HA: saving this node’s settings keeps its VIP and tracked interfaces, and the plan says they change', async ({ page }) => {

@@ -145,6 +145,17 @@ describe('PairUpgradeCard', () => {
     expect(screen.queryByRole('button', { name: /Upgrade the pair/ })).toBeNull();
   });
 
+  it('says why a node that is not an A/B system cannot be upgraded', async () => {
+    const detail = 'not an A/B system: /etc/rauc/system.conf does not exist';
+    const { settled } = showCard(ACTIVE, {
+      'GET /api/v1/ha/upgrade': { status: 200, body: { upgrade: null } },
+      'GET /api/v1/firmware': { status: 200, body: { ...FIRMWARE, ab_system: false, detail, bundle: null } },
+    });
+    expect(await screen.findByTestId('pair-upgrade-not-ab')).toHaveTextContent(`lb1 cannot be upgraded here: ${detail}`);
+    await settled();
+    expect(screen.queryByRole('button', { name: /Upgrade the pair/ })).toBeNull();
+  });
+
   it('offers no upgrade to an operator', async () => {
     const { settled } = showCard(ACTIVE, { 'GET /api/v1/ha/upgrade': { status: 200, body: { upgrade: null } } }, 'operator');
     expect(await screen.findByTestId('pair-upgrade')).toHaveTextContent('lb2 first, then one failover to it, then lb1');

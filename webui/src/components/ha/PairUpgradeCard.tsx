@@ -74,7 +74,11 @@ export function PairUpgradeCard({ status }: { status: HaStatus }) {
       {record && <UpgradeSteps record={record} />}
       {canUpgrade && node.role === 'active' && !running && (
         <Stack gap="xs" mt="sm">
-          {bundle ? (
+          {firmware.data && !firmware.data.ab_system ? (
+            <Text size="sm" c="dimmed" data-testid="pair-upgrade-not-ab">
+              {node.name} cannot be upgraded here: {firmware.data.detail}
+            </Text>
+          ) : bundle ? (
             <Group justify="space-between">
               <Text size="sm">
                 Bundle {bundle.version} is waiting on {node.name}. {node.name} runs {node.software_version}, {peer.name}{' '}
