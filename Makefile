@@ -36,15 +36,16 @@ setup:
 	@scripts/setup-host
 
 # Set-up and the dashboard's build once, then three lanes side by side (scripts/test-lanes: why,
-# and where each lane's output goes). WEBUI_READY keeps every lane from reinstalling node_modules
+# and where each lane's output goes); the kernel VM's lane first in line for the CPU, its VRRP
+# timings being the tightest, the image's next. WEBUI_READY keeps every lane from reinstalling node_modules
 # or rebuilding webui/dist while another lane reads them (the image copies dist, Playwright serves it).
 test: setup
 	$(MAKE) webui-setup
 	$(MAKE) webui-build
 	WEBUI_READY=1 scripts/test-lanes \
-		"host: lint test-host test-fuzz kernel-fragment-check parts-check test-webui" \
 		"kernel: test-kernel test-webui-lab" \
-		"image: test-image"
+		"image+5: test-image" \
+		"host+10: lint test-host test-fuzz kernel-fragment-check parts-check test-webui"
 
 # Static checks, fast (no server, no VM). Configuration: api/pyproject.toml ([tool.ruff], [tool.mypy]),
 # webui/eslint.config.js, webui/knip.json; the shell scripts are picked by scripts/lint-shell.

@@ -429,3 +429,21 @@ def kept_bundle_files(node: Node) -> list[str]:
     """The files of the node's waiting firmware bundle."""
     directory = node.data / "firmware"
     return sorted(p.name for p in directory.iterdir()) if directory.exists() else []
+
+
+FRONT_GROUP = {"name": "front", "virtual_router_id": 51, "addresses": ["192.0.2.100/24"]}
+
+
+def active_and_standby(alpha: Node, beta: Node, service: dict[str, Any]) -> None:
+    """Pair them, give alpha a VIP group and `service`, wait until beta runs it too, and play
+    keepalived's part: alpha MASTER, beta BACKUP, until each sees the other in that role."""
+    pair(alpha, beta)
+    beta.login("admin")
+    alpha.post("/vip-groups", FRONT_GROUP, expect=201)
+    alpha.post("/services", service, expect=201)
+    alpha.commit()
+    wait_until(lambda: in_sync(alpha, beta), WAIT_DEADLINE, what="beta in sync")
+    alpha.vrrp("front", "MASTER")
+    beta.vrrp("front", "BACKUP")
+    wait_until(lambda: beta.ha_status()["peer"]["role"] == "active", WAIT_DEADLINE, what="beta to see alpha active")
+    wait_until(lambda: alpha.ha_status()["peer"]["role"] == "standby", WAIT_DEADLINE, what="alpha to see beta standby")

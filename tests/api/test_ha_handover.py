@@ -13,10 +13,8 @@ import threading
 from pathlib import Path
 
 from apitest import WEB
-from hanode import WAIT_DEADLINE, Node, in_sync, pair, two_nodes
+from hanode import WAIT_DEADLINE, Node, active_and_standby, two_nodes
 from lab.wait import wait_until
-
-FRONT = {"name": "front", "virtual_router_id": 51, "addresses": ["192.0.2.100/24"]}
 
 
 def keepalived_stand_in(stepping_down: Node, taking_over: Node) -> threading.Thread:
@@ -40,17 +38,7 @@ def keepalived_stand_in(stepping_down: Node, taking_over: Node) -> threading.Thr
 
 def test_make_active_and_the_drill_move_the_active_role_and_clean_up(tmp_path: Path) -> None:
     with two_nodes(tmp_path) as (alpha, beta, _, _):
-        pair(alpha, beta)
-        beta.login("admin")
-        alpha.post("/vip-groups", FRONT, expect=201)
-        alpha.post("/services", WEB, expect=201)
-        alpha.commit()
-        wait_until(lambda: in_sync(alpha, beta), WAIT_DEADLINE, what="beta in sync")
-        alpha.vrrp("front", "MASTER")
-        beta.vrrp("front", "BACKUP")
-        wait_until(
-            lambda: beta.ha_status()["peer"]["role"] == "active", WAIT_DEADLINE, what="beta to see alpha active",
-        )
+        active_and_standby(alpha, beta, WEB)
         assert alpha.post("/ha/make-active", expect=409)["detail"] == "this node is already active"
         assert beta.post("/ha/drill", expect=409)["detail"] == "a drill starts on the active node; this node is standby"
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from apitest import WEB
-from hanode import WAIT_DEADLINE, Node, in_sync, kept_bundle_files, pair, rauc_env, two_nodes
+from hanode import WAIT_DEADLINE, Node, active_and_standby, kept_bundle_files, rauc_env, two_nodes
 from lab.bundles import Bundles
 from lab.wait import wait_until
 
@@ -25,7 +25,6 @@ pytestmark = pytest.mark.skipif(
     shutil.which("rauc") is None or shutil.which("mksquashfs") is None,
     reason="needs rauc and squashfs-tools (scripts/setup-host installs them)",
 )
-FRONT = {"name": "front", "virtual_router_id": 51, "addresses": ["192.0.2.100/24"]}
 
 
 def upgrade(node: Node) -> dict[str, Any] | None:
@@ -42,16 +41,7 @@ def test_a_pair_upgrade_starts_only_when_the_pair_is_ready_and_stops_at_a_failed
 ) -> None:
     with two_nodes(tmp_path, env=rauc_env(tmp_path)) as (alpha, beta, _, _):
         assert alpha.post("/ha/upgrade", expect=409)["detail"] == "this node is not paired"
-        pair(alpha, beta)
-        beta.login("admin")
-        alpha.post("/vip-groups", FRONT, expect=201)
-        alpha.post("/services", WEB, expect=201)
-        alpha.commit()
-        wait_until(lambda: in_sync(alpha, beta), WAIT_DEADLINE, what="beta in sync")
-        alpha.vrrp("front", "MASTER")
-        beta.vrrp("front", "BACKUP")
-        wait_until(lambda: alpha.ha_status()["peer"]["role"] == "standby", WAIT_DEADLINE,
-                   what="alpha to see beta standby")
+        active_and_standby(alpha, beta, WEB)
         wait_until(lambda: alpha.ha_status()["sync"]["state"] == "in_sync", WAIT_DEADLINE, what="alpha in sync")
         assert upgrade(alpha) is None
 
