@@ -50,6 +50,9 @@ ANY_NODE = {
     ("POST", "/api/v1/peer/config"),
     ("POST", "/api/v1/peer/certificate"),
     ("POST", "/api/v1/peer/maintenance"),
+    ("POST", "/api/v1/peer/firmware/bundle"),  # the pair upgrade: the active node upgrades the standby
+    ("POST", "/api/v1/peer/firmware/install"),
+    ("POST", "/api/v1/peer/firmware/reboot"),
     ("PUT", "/api/v1/tls/certificate"),
     ("POST", "/api/v1/tls/csr"),
     ("POST", "/api/v1/firmware/bundle"),
