@@ -6,6 +6,7 @@ import userEvent from '@testing-library/user-event';
 import type { FirmwareStatus, FirmwareUpgrade } from '../client/types.gen';
 import { nextRestartPhase } from '../api/queries/firmware';
 import { fakeApi } from '../test/fakeApi';
+import { WAITING_BUNDLE as BUNDLE } from '../test/firmware';
 import FirmwarePage from './FirmwarePage';
 
 const IDLE = { operation: 'idle', progress: null, message: null, last_error: null };
@@ -21,15 +22,6 @@ const STATUS: FirmwareStatus = {
   bundle: null,
   install: IDLE,
   upgrade: null,
-};
-const BUNDLE = {
-  version: '2.0.0',
-  compatible: 'fulcrum-x86_64',
-  build: null,
-  size: 76_000,
-  sha256: 'ab'.repeat(32),
-  signer: '/CN=Fulcrum development bundle signer',
-  uploaded_at: '2026-03-01T12:00:00Z',
 };
 const upgrade = (state: FirmwareUpgrade['state'], reason: string | null = null): FirmwareUpgrade => ({
   version: '2.0.0',

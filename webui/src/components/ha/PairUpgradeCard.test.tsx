@@ -6,6 +6,7 @@ import userEvent from '@testing-library/user-event';
 import { MemoryRouter } from 'react-router';
 import type { FirmwareStatus, GroupState, HaStatus, PairUpgrade, Role } from '../../client/types.gen';
 import { fakeApi, type FakeAnswers } from '../../test/fakeApi';
+import { WAITING_BUNDLE as BUNDLE } from '../../test/firmware';
 import { PairUpgradeCard } from './PairUpgradeCard';
 
 const GROUP: GroupState = { name: 'front', state: 'MASTER', since: '2026-03-01T12:00:00Z' };
@@ -35,15 +36,6 @@ const ACTIVE: HaStatus = {
   transitions: [],
 };
 const STANDBY: HaStatus = { ...ACTIVE, node: { ...ACTIVE.node, role: 'standby', writer: false } };
-const BUNDLE = {
-  version: '2.0.0',
-  compatible: 'fulcrum-x86_64',
-  build: null,
-  size: 76_000,
-  sha256: 'ab'.repeat(32),
-  signer: '/CN=Fulcrum development bundle signer',
-  uploaded_at: '2026-03-01T12:00:00Z',
-};
 const FIRMWARE: FirmwareStatus = { ab_system: true, detail: null, compatible: 'fulcrum-x86_64', booted: 'A', slots: [], bundle: BUNDLE, install: null, upgrade: null };
 const NAMES = ['send_bundle', 'install_peer', 'restart_peer', 'install_self', 'hand_over', 'restart_self', 'rejoin'] as const;
 
