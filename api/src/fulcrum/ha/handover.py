@@ -219,7 +219,8 @@ def probe_targets(runtime: HaRuntime) -> list[tuple[str, int]]:
     ]
 
 
-def _peer_status(peer: PeerClient) -> PeerStatus | None:
+def peer_status_or_none(peer: PeerClient) -> PeerStatus | None:
+    """The peer's status answer, or None when it does not give one."""
     try:
         response = peer.get("/status")
         return PeerStatus.model_validate(response.data) if response.ok else None
@@ -257,7 +258,7 @@ def drill(runtime: HaRuntime, actor: audit.Actor) -> DrillResult:
     local_name = _local_name(runtime)
     if role != "active":
         raise Conflict(f"a drill starts on the active node; this node is {role}")
-    status = _peer_status(peer)
+    status = peer_status_or_none(peer)
     if status is None:
         raise Conflict(f"{peer_name} does not answer: a drill would leave nobody to take over")
     if status.role != "standby":
@@ -277,7 +278,7 @@ def drill(runtime: HaRuntime, actor: audit.Actor) -> DrillResult:
 
         def peer_took_over() -> bool:
             nonlocal final
-            final = _peer_status(peer)
+            final = peer_status_or_none(peer)
             return final is not None and _all_master([g.state for g in final.groups])
 
         if _wait(peer_took_over, started + HANDOVER_DEADLINE):
@@ -287,7 +288,7 @@ def drill(runtime: HaRuntime, actor: audit.Actor) -> DrillResult:
         local.set_maintenance(path, False)
         probe.stop()
     handback_ms = _handback_ms(runtime)
-    after = _peer_status(peer)
+    after = peer_status_or_none(peer)
     peer_connections = after.connections if after else (final.connections if final else None)
     notes = [PROBE_CAVEAT if targets else "no enabled TCP service with an enabled backend: nothing to probe"]
     if handover_ms is None:

@@ -368,7 +368,7 @@ def _hand_over(context: Context) -> str | None:
         )
     deadline = started + handover.HANDOVER_DEADLINE
     while time.monotonic() < deadline:
-        taken = _peer_status_or_none(peer)
+        taken = handover.peer_status_or_none(peer)
         if taken is not None and taken.groups and all(g.state == "MASTER" for g in taken.groups):
             return f"{peer_name} holds every VIP after {int((time.monotonic() - started) * 1000)} ms"
         time.sleep(handover.POLL_SECONDS * 4)
@@ -464,13 +464,6 @@ def _peer_status(peer: PeerClient) -> PeerStatus:
     if not answer.ok:
         raise PeerError(f"the peer's status: {answer.detail}")
     return PeerStatus.model_validate(answer.data)
-
-
-def _peer_status_or_none(peer: PeerClient) -> PeerStatus | None:
-    try:
-        return _peer_status(peer)
-    except (PeerError, ValueError):
-        return None
 
 
 class PairUpgradeDriver(PeriodicWorker):
