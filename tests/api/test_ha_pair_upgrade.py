@@ -11,6 +11,8 @@ failover need A/B disks: the two-appliance image test runs them (make test-image
 from __future__ import annotations
 
 import shutil
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -76,5 +78,22 @@ def test_a_pair_upgrade_starts_only_when_the_pair_is_ready_and_stops_at_a_failed
         assert alpha.get("/firmware")["bundle"]["version"] == "2.0.0"
         audit = alpha.sql("SELECT username, target FROM audit_log WHERE action = 'ha.upgrade'")
         assert audit == [("admin", "2.0.0")]
-        # A failed upgrade may be started again.
-        assert alpha.post("/ha/upgrade", expect=202)["upgrade"]["state"] == "running"
+        # The start and the stop are events, which alert rules can send on.
+        announced = [(e["severity"], e["message"]) for e in reversed(alpha.events(kind="ha.upgrade"))]
+        assert announced == [
+            ("info", "pair upgrade to 2.0.0 started by admin: beta first, then alpha"),
+            ("critical", f"pair upgrade to 2.0.0 stopped: {final['message']}"),
+        ], announced
+
+        # A failed upgrade may be started again, once: of two admins pressing Start together, one
+        # starts it and the other is told it runs.
+        barrier = threading.Barrier(2)
+
+        def press_start() -> int:
+            barrier.wait()
+            return int(alpha.request("POST", "/ha/upgrade").status_code)
+
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            answers = sorted(pool.map(lambda _: press_start(), range(2)))
+        assert answers == [202, 409], answers
+        assert len(alpha.events(kind="ha.upgrade")) == 3

@@ -2923,7 +2923,7 @@ export type RuleWrite = {
     /**
      * Kinds
      */
-    kinds: Array<'backend_down' | 'backend_up' | 'backend_warning' | 'backend_warning_cleared' | 'service_down' | 'service_up' | 'vrrp_state' | 'ha.paired' | 'ha.unpaired' | 'ha.sync' | 'ha.conflict' | 'ha.split_brain' | 'ha.maintenance' | 'ha.peer_unreachable' | 'ha.peer_reachable' | 'ha.peer_untrusted' | 'ha.peer_certificate' | 'ha.clock_skew' | 'ha.drill' | 'ha.role_unknown' | 'ha.role_known' | 'ha.failback_waiting' | 'ha.failback' | 'apply.failed' | 'revision.confirm_reverted' | 'disk.filling' | 'tls.certificate_expiry' | 'upgrade.result'>;
+    kinds: Array<'backend_down' | 'backend_up' | 'backend_warning' | 'backend_warning_cleared' | 'service_down' | 'service_up' | 'vrrp_state' | 'ha.paired' | 'ha.unpaired' | 'ha.sync' | 'ha.conflict' | 'ha.split_brain' | 'ha.maintenance' | 'ha.peer_unreachable' | 'ha.peer_reachable' | 'ha.peer_untrusted' | 'ha.peer_certificate' | 'ha.clock_skew' | 'ha.drill' | 'ha.role_unknown' | 'ha.role_known' | 'ha.failback_waiting' | 'ha.failback' | 'ha.upgrade' | 'apply.failed' | 'revision.confirm_reverted' | 'disk.filling' | 'tls.certificate_expiry' | 'upgrade.result'>;
     min_severity?: Severity;
     /**
      * Reminder Minutes

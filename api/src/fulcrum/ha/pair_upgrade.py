@@ -31,6 +31,7 @@ resumes where the record says.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ from pathlib import Path
 
 from fulcrum.apply.client import Applier
 from fulcrum.errors import AppError, Conflict
-from fulcrum.ha import handover, local, replication
+from fulcrum.ha import events, handover, local, replication
 from fulcrum.ha.peer_client import PeerClient, PeerError
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.ha.view import local_view
@@ -47,6 +48,7 @@ from fulcrum.ha.wire import PeerStatus
 from fulcrum.periodic import PeriodicWorker
 from fulcrum.schemas.firmware import FirmwareStatus
 from fulcrum.schemas.ha import PairUpgrade, PairUpgradeStatus, PairUpgradeStep, PairUpgradeStepName
+from fulcrum.schemas.telemetry import Severity
 from fulcrum.services import audit, firmware, firmware_upgrade
 
 log = logging.getLogger(__name__)
@@ -69,6 +71,8 @@ SEND_TIMEOUT = 3600.0  # the whole stream of one bundle to the peer
 PEER_CALL_TIMEOUT = 60.0  # the peer's firmware calls run RAUC, which takes seconds
 ROUND_SECONDS = 2.0
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+# Two admins pressing Start at once: the second finds the first's record running and is refused.
+_STARTING = threading.Lock()
 
 
 class StepFailed(Exception):
@@ -121,6 +125,18 @@ def _boot_id() -> str | None:
 def start(runtime: HaRuntime, actor: audit.Actor) -> PairUpgradeStatus:
     """Check that the pair can be upgraded now and record the upgrade; the driver's next round
     starts it. Conflict, naming what is missing, where it cannot."""
+    with _STARTING:
+        record = _checked_record(runtime, actor)
+        write(runtime, record)
+    with runtime.session_scope() as session:
+        audit.record(session, actor, "ha.upgrade", record.version, {"peer": record.peer})
+    started = f"pair upgrade to {record.version} started by {actor.username}"
+    events.emit(runtime.telemetry, "ha.upgrade", Severity.INFO,
+                f"{started}: {record.peer} first, then {record.node}", _event_detail(record))  # fmt: skip
+    return PairUpgradeStatus(upgrade=record)
+
+
+def _checked_record(runtime: HaRuntime, actor: audit.Actor) -> PairUpgrade:
     current = read(runtime)
     if current is not None and current.state == "running":
         raise Conflict(f"a pair upgrade to {current.version} is running already")
@@ -167,7 +183,7 @@ def start(runtime: HaRuntime, actor: audit.Actor) -> PairUpgradeStatus:
                 detail=f"{owner} runs {bundle.version} already" if skipped else None,
             )
         )
-    record = PairUpgrade(
+    return PairUpgrade(
         version=bundle.version,
         node=view.name,
         peer=pairing.peer_name,
@@ -177,10 +193,11 @@ def start(runtime: HaRuntime, actor: audit.Actor) -> PairUpgradeStatus:
         started_at=now,
         updated_at=now,
     )
-    write(runtime, record)
-    with runtime.session_scope() as session:
-        audit.record(session, actor, "ha.upgrade", bundle.version, {"peer": pairing.peer_name})
-    return PairUpgradeStatus(upgrade=record)
+
+
+def _event_detail(record: PairUpgrade) -> dict[str, str | None]:
+    return {"version": record.version, "node": record.node, "peer": record.peer, "state": record.state,
+            "message": record.message}  # fmt: skip
 
 
 # --- the driver ----------------------------------------------------------------------------------------
@@ -239,6 +256,8 @@ def advance(runtime: HaRuntime, applier: Applier) -> None:
     record.state, record.message = "done", f"both nodes run {record.version}"
     write(runtime, record)
     log.info("pair upgrade to %s: done", record.version)
+    events.emit(runtime.telemetry, "ha.upgrade", Severity.INFO, f"pair upgrade to {record.version} done: "
+                f"{record.message}", _event_detail(record))  # fmt: skip
 
 
 def _overdue(step: PairUpgradeStep) -> bool:
@@ -264,6 +283,8 @@ def _fail(context: Context, reason: str) -> None:
             record.message += f"; leaving maintenance failed ({error}): clear it on {record.node}"
     context.save()
     log.warning("pair upgrade to %s: %s", record.version, record.message)
+    stopped = f"pair upgrade to {record.version} stopped: {record.message}"
+    events.emit(context.runtime.telemetry, "ha.upgrade", Severity.CRITICAL, stopped, _event_detail(record))
 
 
 # --- the steps: each returns what it found when done, None to wait, or raises StepFailed ---------------

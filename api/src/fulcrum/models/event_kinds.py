@@ -31,6 +31,7 @@ EventKind = Literal[
     "ha.role_known",
     "ha.failback_waiting",
     "ha.failback",
+    "ha.upgrade",  # a pair upgrade started, done or stopped (fulcrum.ha.pair_upgrade)
     # The node itself.
     "apply.failed",  # a commit, rollback or replicated revision failed to apply (step and error)
     "revision.confirm_reverted",  # a commit-confirmed revision was not confirmed in time: rolled back
