@@ -59,7 +59,7 @@ def pair(tmp_path_factory, request):
             lab.wait_until(lambda: group_states(lb2) == {"BACKUP"}, 180, what="lb2's groups BACKUP")
             yield p
         finally:
-            ha.keep_logs(p, request.config)
+            ha.keep_logs(p, request)
 
 
 # --- node settings: the HA page's form ------------------------------------------------------

@@ -43,7 +43,7 @@ def pair(tmp_path_factory, request):
             p.start_probe()
             yield p
         finally:
-            ha.keep_logs(p, request.config)
+            ha.keep_logs(p, request)
 
 
 def takeover(pair: HaPair, old: Node, action, *, restore=None, what: str) -> Node:

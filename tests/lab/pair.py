@@ -574,14 +574,15 @@ def summary(values: list[float]) -> str:
     return f"median {statistics.median(values):.2f} s, worst {max(values):.2f} s"
 
 
-def keep_logs(pair: HaPair, config) -> None:
+def keep_logs(pair: HaPair, request) -> None:
     """Copy the lab's logs (keepalived's syslog, the APIs', the client's requests) next to the
-    junit report, which run-in-vm's results folder holds: the VM's /tmp goes with the VM."""
-    xml = getattr(config.option, "xmlpath", None)
+    junit report, which run-in-vm's results folder holds (the VM's /tmp goes with the VM), in a
+    folder per test module: ha-lab/test_ha_failover/, ..."""
+    xml = getattr(request.config.option, "xmlpath", None)
     if not xml:
         return
-    target = Path(xml).parent / "ha-lab"
-    target.mkdir(exist_ok=True)
+    target = Path(xml).parent / "ha-lab" / request.module.__name__.rpartition(".")[2]
+    target.mkdir(parents=True, exist_ok=True)
     sources = [pair.syslog.log_path if pair.syslog else None, pair.probe.log_path if pair.probe else None]
     sources += [node.api.log_path for node in pair.nodes]
     sources += [node.state_dir / "keepalived.conf" for node in pair.nodes]
