@@ -24,5 +24,8 @@ export default defineConfig({
     setupFiles: ['src/test/setup.ts'],
     include: ['src/**/*.test.{ts,tsx}'],
     css: false,
+    // make test runs these at nice 10 beside the emulated VMs: a test that clicks through a dialog
+    // took over the 5 s default there (it takes 1 to 4 s on an idle core).
+    testTimeout: 20_000,
   },
 });

@@ -72,6 +72,13 @@ def test_a_pair_upgrade_starts_only_when_the_pair_is_ready_and_stops_at_a_failed
         assert all(found[name][0] == "pending" for name in ("restart_peer", "install_self", "hand_over", "restart_self", "rejoin"))
         assert final["message"].startswith("install peer failed: beta did not start the install")
 
+        # beta follows it from the status alpha sends with each poll answer: its own record is empty.
+        followed = wait_until(lambda: (seen := beta.get("/ha/upgrade"))["peer_upgrade"] and
+                              seen["peer_upgrade"]["state"] == "failed" and seen, WAIT_DEADLINE,
+                              what="beta to see alpha's stopped upgrade")
+        assert followed["upgrade"] is None and followed["peer_seen_at"], followed
+        assert followed["peer_upgrade"]["message"] == final["message"], followed
+
         # Nothing on alpha moved: it is active, not in maintenance, its bundle still waiting.
         assert alpha.ha_status()["node"]["role"] == "active"
         assert not alpha.maintenance_file.exists() or alpha.maintenance_file.read_text().strip() == "0"

@@ -2424,6 +2424,11 @@ export type PairUpgrade = {
  * PairUpgradeStatus
  */
 export type PairUpgradeStatus = {
+    /**
+     * Peer Seen At
+     */
+    peer_seen_at?: string | null;
+    peer_upgrade?: PairUpgrade | null;
     upgrade: PairUpgrade | null;
 };
 

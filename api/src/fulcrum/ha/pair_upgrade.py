@@ -1,8 +1,8 @@
 """Upgrading an HA pair with one failover, driven by the active node (POST /ha/upgrade).
 
-The steps, in order, each recorded with its times and what was found (PAIR_UPGRADE_FILE beside
-the firmware bundle on /data, which both slots share, so the node that restarts itself finds
-where it was):
+The steps, in order, each recorded with its times and what was found (fulcrum.ha.upgrade_record:
+a file on /data, which both slots share, so the node that restarts itself finds where it was; the
+peer gets it with each status, so its dashboard follows the upgrade too):
 
   send_bundle   this node's waiting bundle is streamed to the standby, which checks it with RAUC
                 against its own keyring and compatible string (fulcrum.ha.peer_firmware)
@@ -40,7 +40,7 @@ from pathlib import Path
 
 from fulcrum.apply.client import Applier
 from fulcrum.errors import AppError, Conflict
-from fulcrum.ha import events, handover, local, replication
+from fulcrum.ha import events, handover, local, replication, upgrade_record
 from fulcrum.ha.peer_client import PeerClient, PeerError
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.ha.view import local_view
@@ -53,7 +53,6 @@ from fulcrum.services import audit, firmware, firmware_upgrade
 
 log = logging.getLogger(__name__)
 
-PAIR_UPGRADE_FILE = "pair-upgrade.json"
 PEER_PROTOCOL = 3  # the first peer API with the /peer/firmware endpoints
 STEPS: tuple[PairUpgradeStepName, ...] = (
     "send_bundle", "install_peer", "restart_peer", "install_self", "hand_over", "restart_self", "rejoin",
@@ -82,30 +81,23 @@ class StepFailed(Exception):
 # --- the record --------------------------------------------------------------------------------------
 
 
-def record_path(runtime: HaRuntime) -> Path:
-    return firmware.firmware_dir(runtime.settings) / PAIR_UPGRADE_FILE
-
-
 def read(runtime: HaRuntime) -> PairUpgrade | None:
-    try:
-        return PairUpgrade.model_validate_json(record_path(runtime).read_text())
-    except FileNotFoundError:
-        return None
-    except ValueError:  # cut short, or not ours: no upgrade is known
-        return None
+    return upgrade_record.read(runtime.settings)
 
 
 def write(runtime: HaRuntime, record: PairUpgrade) -> None:
-    path = record_path(runtime)
-    path.parent.mkdir(mode=0o750, parents=True, exist_ok=True)
-    record.updated_at = _now()
-    temporary = path.with_name(path.name + ".new")
-    temporary.write_text(record.model_dump_json(indent=1))
-    temporary.replace(path)
+    upgrade_record.write(runtime.settings, record)
 
 
 def status(runtime: HaRuntime) -> PairUpgradeStatus:
-    return PairUpgradeStatus(upgrade=read(runtime))
+    """This node's record, and the one the peer sent with its last status (the upgrade it drives)."""
+    with runtime.lock:
+        peer, seen = runtime.peer.status, runtime.peer.last_seen
+    return PairUpgradeStatus(
+        upgrade=read(runtime),
+        peer_upgrade=peer.pair_upgrade if peer is not None else None,
+        peer_seen_at=seen if peer is not None and peer.pair_upgrade is not None else None,
+    )
 
 
 def _now() -> datetime:
@@ -152,6 +144,10 @@ def _checked_record(runtime: HaRuntime, actor: audit.Actor) -> PairUpgrade:
         raise Conflict("split brain: resolve it before upgrading the pair")
     if not reachable or peer is None:
         raise Conflict(f"{pairing.peer_name} does not answer: an upgrade needs the standby")
+    if peer.pair_upgrade is not None and peer.pair_upgrade.state == "running":
+        raise Conflict(
+            f"{pairing.peer_name} drives a pair upgrade to {peer.pair_upgrade.version}: wait until it ends"
+        )
     if peer.role != "standby":
         raise Conflict(f"{pairing.peer_name} is {peer.role}, not standby: it could not take over")
     if peer.protocol < PEER_PROTOCOL:

@@ -12,7 +12,7 @@ from fulcrum.apply.client import ApplierError
 from fulcrum.apply.maintenance import in_maintenance
 from fulcrum.apply.result import VrrpView
 from fulcrum.config.snapshot import ConfigSnapshot, Node
-from fulcrum.ha import local, replication, wire
+from fulcrum.ha import local, replication, upgrade_record, wire
 from fulcrum.ha.pairing import current_pairing
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.ha.status import Side, is_writer
@@ -169,6 +169,7 @@ def peer_status(session: Session, runtime: HaRuntime) -> PeerStatus:
         protocol=wire.PROTOCOL,
         config_schema=wire.CONFIG_SCHEMA,
         software_version=firmware.running_version(runtime.settings),
+        pair_upgrade=upgrade_record.read(runtime.settings),
     )
 
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from fulcrum.config.types import Name
 from fulcrum.models.user import Role
 from fulcrum.schemas.auth import Username
-from fulcrum.schemas.ha import GroupState, HaRole, PeerUrl, Transition
+from fulcrum.schemas.ha import GroupState, HaRole, PairUpgrade, PeerUrl, Transition
 
 Hex32 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
 Hex64 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
@@ -77,6 +77,8 @@ class PeerStatus(_Message):
     protocol: int = Field(default=1, ge=1)
     config_schema: int = Field(default=1, ge=1)
     software_version: SoftwareVersion | None = None
+    # The last pair upgrade this node drove (fulcrum.ha.upgrade_record); a node before it sends none.
+    pair_upgrade: PairUpgrade | None = None
 
 
 class UserRecord(_Message):

@@ -267,3 +267,7 @@ class PairUpgrade(BaseModel):
 
 class PairUpgradeStatus(BaseModel):
     upgrade: PairUpgrade | None  # the last pair upgrade this node drove, if any
+    # The last one the peer drove, as its last answer to this node's poll said (at peer_seen_at):
+    # how a standby follows the upgrade its active node drives, also while that node restarts.
+    peer_upgrade: PairUpgrade | None = None
+    peer_seen_at: datetime | None = None

@@ -58,7 +58,10 @@ export const pairUpgradeQuery = () =>
   queryOptions({
     queryKey: haKeys.upgrade,
     queryFn: async ({ signal }) => (await haPairUpgradeStatus({ signal })).data,
-    refetchInterval: (query) => (query.state.data?.upgrade?.state === 'running' ? PAIR_UPGRADE_POLL_MS : false),
+    refetchInterval: (query) =>
+      query.state.data?.upgrade?.state === 'running' || query.state.data?.peer_upgrade?.state === 'running'
+        ? PAIR_UPGRADE_POLL_MS
+        : false,
   });
 
 const afterHa = (queryClient: QueryClient) =>

@@ -155,6 +155,26 @@ describe('PairUpgradeCard', () => {
     expect(screen.queryByRole('button', { name: /Upgrade the pair/ })).toBeNull();
   });
 
+  it('on the standby, follows the upgrade its peer drives, saying who drives it and when it last reported', async () => {
+    const driven = { ...record('running', { send_bundle: ['done'], install_peer: ['done'], restart_peer: ['done'], install_self: ['done'], hand_over: ['done'], restart_self: ['running', 'lb2 is restarting'] }), node: 'lb2', peer: 'lb1' };
+    const { settled } = showCard(STANDBY, { 'GET /api/v1/ha/upgrade': { status: 200, body: { upgrade: null, peer_upgrade: driven, peer_seen_at: '2026-03-01T12:06:00Z' } } });
+    expect(await screen.findByTestId('pair-upgrade-driven-by')).toHaveTextContent(/^Driven by lb2, as it last reported at .+; it is away while it restarts/);
+    const card = screen.getByTestId('pair-upgrade');
+    expect(card).toHaveTextContent('lb1 first, then one failover to it, then lb2');
+    expect(screen.getByTestId('pair-upgrade-state')).toHaveTextContent('upgrading to 2.0.0');
+    expect(card.querySelector('[data-step="restart_self"]')).toHaveTextContent('Restart lb2 into the new version');
+    await settled();
+    expect(screen.queryByRole('button', { name: /Upgrade the pair/ })).toBeNull();
+  });
+
+  it('offers no upgrade of its own on the active node while the peer’s runs (after the hand-over)', async () => {
+    const driven = { ...record('running', { hand_over: ['done'], restart_self: ['running'] }), node: 'lb2', peer: 'lb1' };
+    const { settled } = showCard(ACTIVE, { 'GET /api/v1/ha/upgrade': { status: 200, body: { upgrade: null, peer_upgrade: driven, peer_seen_at: null } } });
+    expect(await screen.findByTestId('pair-upgrade-driven-by')).toHaveTextContent('Driven by lb2; it is away while it restarts');
+    await settled();
+    expect(screen.queryByRole('button', { name: /Upgrade the pair/ })).toBeNull();
+  });
+
   it('is absent on a standby that drove no upgrade', async () => {
     const { settled } = showCard(STANDBY, { 'GET /api/v1/ha/upgrade': { status: 200, body: { upgrade: null } } });
     await settled();

@@ -6,7 +6,7 @@ import { errorMessage } from '../../api/errors';
 import { firmwareQuery } from '../../api/queries/firmware';
 import { pairUpgradeQuery, startPairUpgradeMutation } from '../../api/queries/ha';
 import { useCan } from '../../auth/useCurrentUser';
-import type { HaStatus, PairUpgrade, PairUpgradeStep } from '../../client/types.gen';
+import type { HaStatus, PairUpgrade, PairUpgradeStatus, PairUpgradeStep } from '../../client/types.gen';
 import { dateTime } from '../../lib/format';
 import { ConfirmButton } from '../ConfirmButton';
 
@@ -39,10 +39,24 @@ function StepIcon({ state }: { state: PairUpgradeStep['state'] }) {
 }
 
 /**
+ * The upgrade to show: one running (this node's, else the peer's), else the newer of the two. The
+ * peer's is what it sent with its last status: how the standby follows an upgrade the active node
+ * drives, also while that node restarts itself and its own dashboard is away.
+ */
+function shownUpgrade(status: PairUpgradeStatus | undefined): { record: PairUpgrade | null; fromPeer: boolean } {
+  const own = status?.upgrade ?? null;
+  const peers = status?.peer_upgrade ?? null;
+  if (own?.state === 'running' || !peers) return { record: own, fromPeer: false };
+  if (peers.state === 'running' || !own) return { record: peers, fromPeer: true };
+  return Date.parse(peers.started_at) > Date.parse(own.started_at)
+    ? { record: peers, fromPeer: true }
+    : { record: own, fromPeer: false };
+}
+
+/**
  * Upgrading the pair with one failover, from the active node: the standby first, then the
- * hand-over, then this node. Shows the last pair upgrade step by step; its steps take minutes and
- * the page polls while one runs. This node is away while it restarts: the peer's dashboard serves
- * meanwhile.
+ * hand-over, then this node. Shows the last pair upgrade step by step, this node's or the one its
+ * peer drives; its steps take minutes and the page polls while one runs.
  */
 export function PairUpgradeCard({ status }: { status: HaStatus }) {
   const canUpgrade = useCan('upgradeFirmware');
@@ -50,11 +64,13 @@ export function PairUpgradeCard({ status }: { status: HaStatus }) {
   const upgrade = useQuery(pairUpgradeQuery());
   const firmware = useQuery(firmwareQuery());
   const start = useMutation(startPairUpgradeMutation(queryClient));
-  const record = upgrade.data?.upgrade ?? null;
+  const { record, fromPeer } = shownUpgrade(upgrade.data);
   const running = record?.state === 'running';
   const bundle = firmware.data?.bundle ?? null;
   const { node, peer } = status;
   if (!peer || (!record && node.role !== 'active')) return null;
+  const first = record?.peer ?? peer.name;
+  const then = record?.node ?? node.name;
 
   return (
     <Card withBorder data-testid="pair-upgrade">
@@ -62,8 +78,15 @@ export function PairUpgradeCard({ status }: { status: HaStatus }) {
         <div>
           <Title order={4}>Pair upgrade</Title>
           <Text size="xs" c="dimmed">
-            {peer.name} first, then one failover to it, then {node.name}; the VIPs move once.
+            {first} first, then one failover to it, then {then}; the VIPs move once.
           </Text>
+          {fromPeer && record && (
+            <Text size="xs" c="dimmed" data-testid="pair-upgrade-driven-by">
+              Driven by {record.node}
+              {upgrade.data?.peer_seen_at ? `, as it last reported at ${dateTime(upgrade.data.peer_seen_at)}` : ''}
+              {running ? `; it is away while it restarts, and this page follows it when it is back.` : '.'}
+            </Text>
+          )}
         </div>
         {record && (
           <Badge color={UPGRADE_COLOR[record.state]} variant="light" data-testid="pair-upgrade-state">
