@@ -4,6 +4,7 @@ On this host the kernel has no IPVS, so applies stop after the real validators w
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,9 +21,14 @@ from fulcrum.settings import Settings
 
 from apitest import PASSWORD
 from lab.bundles import Bundles, make_bundles
+from lab.passwords import FAST_PASSWORD_HASHING
 
 # tests/ on the path: the alert tests share their receivers with the VM lab (lab.alert_receivers).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# Before any Settings is made, here or in the API processes the tests start (they inherit it).
+# An explicit environment wins (to measure the suite at the appliance's cost, for one).
+for _name, _value in FAST_PASSWORD_HASHING.items():
+    os.environ.setdefault(_name, _value)
 
 
 @pytest.fixture(scope="session")

@@ -1,12 +1,20 @@
 from __future__ import annotations
 
+import pytest
+from argon2 import PasswordHasher
 from fastapi.testclient import TestClient
-from sqlalchemy import select
+from pydantic import ValidationError
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from apitest import PASSWORD, login_as
 from fulcrum.models import User
 from fulcrum.services import auth
+from fulcrum.settings import Settings
+
+# The appliance's argon2id cost (argon2-cffi's defaults); the tests run cheaper (lab.passwords).
+APPLIANCE_HASHING = {"password_hash_memory_kib": 65536, "password_hash_time_cost": 3, "password_hash_parallelism": 4}
+OWASP_FLOOR = {"password_hash_memory_kib": 19456, "password_hash_time_cost": 2, "password_hash_parallelism": 1}
 
 
 def test_fresh_appliance_has_no_account_and_no_default_password(anon: TestClient) -> None:
@@ -99,10 +107,42 @@ def test_the_last_admin_cannot_be_removed_or_demoted(client: TestClient) -> None
     assert client.delete(f"/api/v1/users/{me}").status_code == 403
 
 
-def test_the_unknown_user_hash_costs_what_a_real_one_does() -> None:
-    """A login for a name that does not exist verifies against a stored dummy hash: with the
-    hasher's own parameters it takes as long as a real user's, so the time tells nothing."""
-    stored = auth._DUMMY_HASH
-    real = auth.hash_password("a real password")
-    assert stored.rsplit("$", 2)[0] == real.rsplit("$", 2)[0]  # $argon2id$v=19$m=...,t=...,p=...
-    assert auth.verify_password(stored, "fulcrum-no-such-user")
+def test_the_unknown_user_hash_costs_what_a_real_one_does(settings: Settings) -> None:
+    """A login for a name that does not exist verifies against a dummy hash: with the hasher's
+    own parameters it takes as long as a real user's, so the time tells nothing. So with the
+    appliance's defaults (its stored dummy) and with the tests' cheaper ones (made at start)."""
+    try:
+        for costs in (APPLIANCE_HASHING, OWASP_FLOOR):
+            configured = settings.model_copy(update=costs)
+            auth.configure_password_hashing(configured)
+            dummy = auth._passwords.dummy_hash
+            real = auth.hash_password("a real password")
+            assert dummy.rsplit("$", 2)[0] == real.rsplit("$", 2)[0]  # $argon2id$v=19$m=...,t=...,p=...
+            assert f"m={configured.password_hash_memory_kib},t={configured.password_hash_time_cost}," in real
+            assert (dummy == auth._DEFAULT_DUMMY_HASH) == (costs == APPLIANCE_HASHING)
+    finally:
+        auth.configure_password_hashing(settings)
+
+
+def test_the_appliance_hashes_with_argon2_cffis_defaults_and_no_setting_goes_below_owasps_floor() -> None:
+    for name, value in APPLIANCE_HASHING.items():  # the tests' environment sets them: read the defaults
+        assert Settings.model_fields[name].default == value, name
+    for name, below in (("password_hash_memory_kib", 19455), ("password_hash_time_cost", 1),
+                        ("password_hash_parallelism", 0)):  # fmt: skip
+        with pytest.raises(ValidationError, match=name):
+            Settings(_env_file=None, **{name: below})
+
+
+def test_a_password_stored_at_another_cost_still_logs_in_and_is_stored_again_at_this_one(
+    client: TestClient, session: Session, settings: Settings
+) -> None:
+    auth.configure_password_hashing(settings.model_copy(update=OWASP_FLOOR))
+    costly = PasswordHasher(memory_cost=65536, time_cost=3, parallelism=4).hash(PASSWORD)
+    session.execute(update(User).where(User.username == "admin").values(password_hash=costly))
+    session.commit()  # releases the test transaction's savepoint: a login starts with a rollback
+    assert client.post("/api/v1/auth/login", json={"username": "admin", "password": PASSWORD}).status_code == 200
+    session.expire_all()
+    stored = session.scalar(select(User.password_hash).where(User.username == "admin"))
+    assert stored != costly and auth.verify_password(stored, PASSWORD)
+    assert "$m=19456,t=2,p=1$" in stored, stored
+    auth.configure_password_hashing(settings)

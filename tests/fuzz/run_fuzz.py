@@ -18,6 +18,9 @@ from pathlib import Path
 import httpx
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # tests/, for lab
+from lab.passwords import FAST_PASSWORD_HASHING  # noqa: E402
+
 PASSWORD = "fuzzer's own passphrase"
 SEED = 1313
 
@@ -54,6 +57,7 @@ def start_api(data: Path, port: int) -> subprocess.Popen[bytes]:
         "FULCRUM_HA_SYNC_INTERVAL": "0",
         "FULCRUM_REAPPLY_ON_START": "false",
         "FULCRUM_ALERT_POLL_SECONDS": "0",  # no alerts sent to the addresses the fuzzer makes up
+        **FAST_PASSWORD_HASHING,
     }
     command = [sys.executable, "-m", "uvicorn", "fulcrum.main:create_app", "--factory",
                "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]

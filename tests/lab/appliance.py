@@ -47,6 +47,7 @@ from lab.child import fork_into
 from lab.cmd import Exec, lab_env, python_argv
 from lab.defer import defer
 from lab.netns import run_in
+from lab.passwords import FAST_PASSWORD_HASHING
 from lab.wait import StopWaiting, WaitTimeout, wait_until
 
 # uvicorn + FastAPI + SQLAlchemy + Alembic + pyroute2 imported over 9p in the emulated VM, then
@@ -86,6 +87,7 @@ class Appliance(Exec, ApiClient):
             "FULCRUM_COOKIE_SECURE": "false",
             "FULCRUM_NOTIFY_FIFO": str(self.data_dir / "vrrp.fifo"),
             "FULCRUM_LVS_NOTIFY_FIFO": str(self.data_dir / "lvs.fifo"),
+            **FAST_PASSWORD_HASHING,
             **(env or {}),
         }
         self._socket: socket.socket | None = None

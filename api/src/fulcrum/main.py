@@ -57,7 +57,7 @@ from fulcrum.routers.one_writer import one_writer
 from fulcrum.routers.params import DEFAULT_MAX_BODY
 from fulcrum.services import console_token
 from fulcrum.services import revisions as revision_service
-from fulcrum.services.auth import TokenUsage
+from fulcrum.services.auth import TokenUsage, configure_password_hashing
 from fulcrum.services.dataplane import make_applier
 from fulcrum.settings import Settings, get_settings
 from fulcrum.telemetry.hub import Telemetry
@@ -97,6 +97,7 @@ def freeze_startup_objects() -> None:
 
 def create_app(settings: Settings | None = None, applier: Applier | None = None) -> FastAPI:
     settings = settings or get_settings()
+    configure_password_hashing(settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

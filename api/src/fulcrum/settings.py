@@ -45,6 +45,13 @@ class Settings(BaseSettings):
 
     # Sessions and cookies.
     session_hours: float = Field(default=12.0, gt=0, le=24 * 30)
+    # argon2id's cost for stored passwords. The defaults are argon2-cffi's (RFC 9106's second
+    # recommendation: 64 MiB, 3 passes, 4 lanes); the floors are OWASP's minimum (19 MiB, 2 passes,
+    # 1 lane), where the test suites run, which log in thousands of times. A login with a stored hash
+    # of other parameters still verifies, and is stored again with these.
+    password_hash_memory_kib: int = Field(default=65536, ge=19456, le=1_048_576)
+    password_hash_time_cost: int = Field(default=3, ge=2, le=10)
+    password_hash_parallelism: int = Field(default=4, ge=1, le=8)
     cookie_secure: bool = True  # the appliance serves HTTPS; the dev lab sets this false
 
     # Live statistics: how often IPVS is read (0 turns the collector off, e.g. in tests).

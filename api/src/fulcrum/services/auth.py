@@ -24,29 +24,56 @@ from fulcrum.errors import Conflict, LoginFailed
 from fulcrum.models import AuthToken, Role, TokenKind, User
 from fulcrum.models._types import utcnow
 from fulcrum.services import audit, login_throttle
+from fulcrum.settings import Settings
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_hasher = PasswordHasher()
-# Verifying against this when the user does not exist keeps the response time the same, so a
-# login attempt cannot tell which usernames exist. A stored hash rather than one made at import:
-# argon2's 64 MiB hash was a twentieth of the API's start-up. Its parameters must be the hasher's
-# own, or the two verifications would take different times (tests/api/test_auth.py checks them).
-_DUMMY_HASH = (
+# Verifying against a dummy hash when the user does not exist keeps the response time the same,
+# so a login attempt cannot tell which usernames exist. Its parameters must be the hasher's own, or
+# the two verifications would take different times (tests/api/test_auth.py checks them). For the
+# default parameters it is stored rather than made at import: argon2's 64 MiB hash was a twentieth
+# of the API's start-up.
+_DEFAULT_DUMMY_HASH = (
     "$argon2id$v=19$m=65536,t=3,p=4$jKKp1G9nJ5i3nGgddyCatQ$lkA6h8GRsv/pFSGf9clrYR5IZxMAv8OWXrTnWEvEaEw"
 )
+
+
+@dataclass(frozen=True)
+class _Passwords:
+    hasher: PasswordHasher
+    dummy_hash: str
+
+
+_passwords = _Passwords(PasswordHasher(), _DEFAULT_DUMMY_HASH)
+
+
+def configure_password_hashing(settings: Settings) -> None:
+    """Hash new passwords with the settings' argon2id cost (at the API's start)."""
+    global _passwords
+    hasher = PasswordHasher(
+        time_cost=settings.password_hash_time_cost,
+        memory_cost=settings.password_hash_memory_kib,
+        parallelism=settings.password_hash_parallelism,
+    )
+    for dummy in (_DEFAULT_DUMMY_HASH, _passwords.dummy_hash):
+        if not hasher.check_needs_rehash(dummy):
+            break
+    else:  # other parameters than the stored dummy's: one hash, at start
+        dummy = hasher.hash(secrets.token_urlsafe(16))
+    _passwords = _Passwords(hasher, dummy)
+
 
 TOKEN_PREFIX = {TokenKind.SESSION: "fus_", TokenKind.API: "ful_"}
 
 
 def hash_password(password: str) -> str:
-    return _hasher.hash(password)
+    return _passwords.hasher.hash(password)
 
 
 def verify_password(stored_hash: str, password: str) -> bool:
     try:
-        return _hasher.verify(stored_hash, password)
+        return _passwords.hasher.verify(stored_hash, password)
     except (VerificationError, InvalidHashError):
         return False
 
@@ -148,7 +175,7 @@ def _check(stored_hash: str, password: str) -> tuple[bool, str | None]:
     """Whether `password` matches, and its new hash if the stored one uses outdated parameters."""
     if not verify_password(stored_hash, password):
         return False, None
-    return True, hash_password(password) if _hasher.check_needs_rehash(stored_hash) else None
+    return True, hash_password(password) if _passwords.hasher.check_needs_rehash(stored_hash) else None
 
 
 def _refuse_setup_once_done(session: Session) -> None:
@@ -192,7 +219,7 @@ def _start_login(session: Session, source: str, username: str) -> _LoginAttempt:
     login_throttle.check(session, source, username)
     user = session.scalar(select(User).where(User.username == username))
     attempt = _LoginAttempt(
-        source, username, user.id if user else None, user.password_hash if user else _DUMMY_HASH
+        source, username, user.id if user else None, user.password_hash if user else _passwords.dummy_hash
     )
     session.rollback()  # the read ends: nothing is held while the password is checked
     return attempt
