@@ -22,7 +22,7 @@ def record_path(settings: Settings) -> Path:
 def read(settings: Settings) -> PairUpgrade | None:
     try:
         return PairUpgrade.model_validate_json(record_path(settings).read_text())
-    except FileNotFoundError:
+    except OSError:  # none, or unreadable: the peer status it travels in must not fail for it
         return None
     except ValueError:  # cut short, or not ours: no upgrade is known
         return None
