@@ -11,10 +11,11 @@ from apitest import PASSWORD, login_as
 from fulcrum.models import User
 from fulcrum.services import auth
 from fulcrum.settings import Settings
+from lab.passwords import FAST_PASSWORD_HASHING
 
 # The appliance's argon2id cost (argon2-cffi's defaults); the tests run cheaper (lab.passwords).
 APPLIANCE_HASHING = {"password_hash_memory_kib": 65536, "password_hash_time_cost": 3, "password_hash_parallelism": 4}
-OWASP_FLOOR = {"password_hash_memory_kib": 19456, "password_hash_time_cost": 2, "password_hash_parallelism": 1}
+OWASP_FLOOR = {name.removeprefix("FULCRUM_").lower(): int(value) for name, value in FAST_PASSWORD_HASHING.items()}
 
 
 def test_fresh_appliance_has_no_account_and_no_default_password(anon: TestClient) -> None:
@@ -137,12 +138,14 @@ def test_a_password_stored_at_another_cost_still_logs_in_and_is_stored_again_at_
     client: TestClient, session: Session, settings: Settings
 ) -> None:
     auth.configure_password_hashing(settings.model_copy(update=OWASP_FLOOR))
-    costly = PasswordHasher(memory_cost=65536, time_cost=3, parallelism=4).hash(PASSWORD)
-    session.execute(update(User).where(User.username == "admin").values(password_hash=costly))
-    session.commit()  # releases the test transaction's savepoint: a login starts with a rollback
-    assert client.post("/api/v1/auth/login", json={"username": "admin", "password": PASSWORD}).status_code == 200
-    session.expire_all()
-    stored = session.scalar(select(User.password_hash).where(User.username == "admin"))
-    assert stored != costly and auth.verify_password(stored, PASSWORD)
-    assert "$m=19456,t=2,p=1$" in stored, stored
-    auth.configure_password_hashing(settings)
+    try:
+        costly = PasswordHasher(memory_cost=65536, time_cost=3, parallelism=4).hash(PASSWORD)
+        session.execute(update(User).where(User.username == "admin").values(password_hash=costly))
+        session.commit()  # releases the test transaction's savepoint: a login starts with a rollback
+        assert client.post("/api/v1/auth/login", json={"username": "admin", "password": PASSWORD}).status_code == 200
+        session.expire_all()
+        stored = session.scalar(select(User.password_hash).where(User.username == "admin"))
+        assert stored != costly and auth.verify_password(stored, PASSWORD)
+        assert "$m=19456,t=2,p=1$" in stored, stored
+    finally:  # the hasher is the process's: the next test gets the suite's again
+        auth.configure_password_hashing(settings)
