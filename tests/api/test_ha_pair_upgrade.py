@@ -10,6 +10,7 @@ failover need A/B disks: the two-appliance image test runs them (make test-image
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -91,6 +92,20 @@ def test_a_pair_upgrade_starts_only_when_the_pair_is_ready_and_stops_at_a_failed
             ("info", "pair upgrade to 2.0.0 started by admin: beta first, then alpha"),
             ("critical", f"pair upgrade to 2.0.0 stopped: {final['message']}"),
         ], announced
+
+        # Not while the peer drives one: beta's record says running (as when beta drove an upgrade,
+        # handed the VIPs to alpha and is away restarting itself), and alpha, told so with beta's
+        # status, refuses to start another.
+        driven_by_beta = {**final, "state": "running", "node": "beta", "peer": "alpha", "message": None}
+        beta_record = beta.data / "firmware" / "pair-upgrade.json"
+        beta_record.write_text(json.dumps(driven_by_beta))
+        wait_until(lambda: (alpha.get("/ha/upgrade")["peer_upgrade"] or {}).get("state") == "running",
+                   WAIT_DEADLINE, what="alpha to see beta's running upgrade")
+        refused = alpha.post("/ha/upgrade", expect=409)["detail"]
+        assert refused == "beta drives a pair upgrade to 2.0.0: wait until it ends", refused
+        beta_record.unlink()
+        wait_until(lambda: alpha.get("/ha/upgrade")["peer_upgrade"] is None, WAIT_DEADLINE,
+                   what="alpha to see beta's record gone")
 
         # A failed upgrade may be started again, once: of two admins pressing Start together, one
         # starts it and the other is told it runs.
