@@ -119,3 +119,47 @@ def test_a_pair_upgrade_starts_only_when_the_pair_is_ready_and_stops_at_a_failed
             answers = sorted(pool.map(lambda _: press_start(), range(2)))
         assert answers == [202, 409], answers
         assert len(alpha.events(kind="ha.upgrade")) == 3
+        wait_until(lambda: upgrade(alpha)["state"] == "failed", WAIT_DEADLINE, what="the second try to stop")
+
+
+def test_an_admin_stops_the_pair_upgrade_at_its_next_step(tmp_path: Path, bundles: Bundles) -> None:
+    with two_nodes(tmp_path, env=rauc_env(tmp_path)) as (alpha, beta, _, _):
+        active_and_standby(alpha, beta, WEB)
+        wait_until(lambda: alpha.ha_status()["sync"]["state"] == "in_sync", WAIT_DEADLINE, what="alpha in sync")
+        assert alpha.post("/ha/upgrade/stop", expect=409)["detail"] == "no pair upgrade is running on this node"
+        alpha.call("POST", "/firmware/bundle", content=bundles.good.read_bytes(),
+                   headers={"Content-Type": "application/octet-stream"}, expect=201)
+        started = alpha.post("/ha/upgrade", expect=202)["upgrade"]
+        wait_until(lambda: upgrade(alpha)["state"] == "failed", WAIT_DEADLINE, what="the upgrade to fail here")
+        # As if the standby's steps were done and alpha's own install were under way: an install
+        # the host cannot finish (no RAUC service here), so the step keeps waiting.
+        under_way = {**started, "state": "running", "message": None, "steps": [
+            {**step, "state": "done", "started_at": started["started_at"], "ended_at": started["started_at"],
+             "requested_at": started["started_at"]} for step in started["steps"][:3]
+        ] + [{**started["steps"][3], "state": "running", "started_at": started["started_at"],
+              "requested_at": started["started_at"]}] + started["steps"][4:]}  # fmt: skip
+        (alpha.data / "firmware" / "pair-upgrade.json").write_text(json.dumps(under_way))
+
+        # The standby follows it and says where it is stopped.
+        wait_until(lambda: (beta.get("/ha/upgrade")["peer_upgrade"] or {}).get("state") == "running",
+                   WAIT_DEADLINE, what="beta to see alpha's running upgrade")
+        refused = beta.post("/ha/upgrade/stop", expect=409)["detail"]
+        assert refused == "alpha drives the pair upgrade to 2.0.0: stop it there", refused
+
+        asked = alpha.post("/ha/upgrade/stop", expect=202)["upgrade"]
+        assert asked["state"] == "stopped" or asked["stop_requested_by"] == "admin", asked
+        stopped = wait_until(lambda: (record := upgrade(alpha)) and record["state"] == "stopped" and record,
+                             WAIT_DEADLINE, what="the driver to stop the upgrade")
+        assert stopped["message"] == (
+            "stopped by admin during install self; alpha has 2.0.0 installed, to boot at the next restart"
+        ), stopped
+        assert steps(stopped)["install_self"][0] == "stopped"
+        assert [step["state"] for step in stopped["steps"]][4:] == ["pending"] * 3, stopped
+        assert stopped["stop_requested_by"] is None
+        assert alpha.post("/ha/upgrade/stop", expect=409)["detail"] == "no pair upgrade is running on this node"
+        assert alpha.sql("SELECT username, target FROM audit_log WHERE action = 'ha.upgrade.stop'") == [
+            ("admin", "2.0.0")]
+        warned = alpha.events(kind="ha.upgrade")[0]
+        assert (warned["severity"], warned["message"]) == ("warning", f"pair upgrade to 2.0.0 {stopped['message']}")
+        # Stopped before the hand-over: alpha never left its role.
+        assert alpha.ha_status()["node"]["role"] == "active"

@@ -45,6 +45,7 @@ ANY_NODE = {
     ("POST", "/api/v1/ha/maintenance"),
     ("POST", "/api/v1/ha/make-active"),
     ("POST", "/api/v1/ha/drill"),
+    ("POST", "/api/v1/ha/upgrade/stop"),  # after the hand-over the driving node is the standby
     ("POST", "/api/v1/peer/pair"),
     ("DELETE", "/api/v1/peer/pair"),
     ("POST", "/api/v1/peer/config"),

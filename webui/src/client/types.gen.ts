@@ -2405,11 +2405,15 @@ export type PairUpgrade = {
     /**
      * State
      */
-    state: 'running' | 'done' | 'failed';
+    state: 'running' | 'done' | 'failed' | 'stopped';
     /**
      * Steps
      */
     steps: Array<PairUpgradeStep>;
+    /**
+     * Stop Requested By
+     */
+    stop_requested_by?: string | null;
     /**
      * Updated At
      */
@@ -2459,7 +2463,7 @@ export type PairUpgradeStep = {
     /**
      * State
      */
-    state: 'pending' | 'running' | 'done' | 'skipped' | 'failed';
+    state: 'pending' | 'running' | 'done' | 'skipped' | 'failed' | 'stopped';
 };
 
 /**
@@ -6116,6 +6120,39 @@ export type HaStartPairUpgradeResponses = {
 };
 
 export type HaStartPairUpgradeResponse = HaStartPairUpgradeResponses[keyof HaStartPairUpgradeResponses];
+
+export type HaStopPairUpgradeData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/ha/upgrade/stop';
+};
+
+export type HaStopPairUpgradeErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No pair upgrade runs on this node (the peer's is stopped on the peer)
+     */
+    409: unknown;
+};
+
+export type HaStopPairUpgradeError = HaStopPairUpgradeErrors[keyof HaStopPairUpgradeErrors];
+
+export type HaStopPairUpgradeResponses = {
+    /**
+     * Successful Response
+     */
+    202: PairUpgradeStatus;
+};
+
+export type HaStopPairUpgradeResponse = HaStopPairUpgradeResponses[keyof HaStopPairUpgradeResponses];
 
 export type StatusHealthData = {
     body?: never;

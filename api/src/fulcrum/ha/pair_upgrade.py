@@ -21,7 +21,10 @@ peer gets it with each status, so its dashboard follows the upgrade too):
 A node that already runs the new version skips its own steps. A step that fails stops the upgrade
 there, with the reason: the standby's boot check rolls a bad new system back by itself (and this
 node, not yet touched, keeps the VIPs); after the hand-over, a failure takes this node out of
-maintenance again so that the pair has its standby.
+maintenance again so that the pair has its standby. An admin may stop it too (POST
+/ha/upgrade/stop): the driver's next round does, between two of its checks, so a step's action
+under way (a bundle streaming, an install, a restart) runs to its end, and the message says which
+node has the new version installed, to boot at its next restart.
 
 The driver is a background round in the API process (PairUpgradeDriver): each round moves the
 running step on when its condition holds, so a restart of this node's API, or of the node itself,
@@ -119,6 +122,7 @@ def start(runtime: HaRuntime, actor: audit.Actor) -> PairUpgradeStatus:
     starts it. Conflict, naming what is missing, where it cannot."""
     with _STARTING:
         record = _checked_record(runtime, actor)
+        upgrade_record.clear_stop(runtime.settings)  # asked of an earlier upgrade as it ended
         write(runtime, record)
     with runtime.session_scope() as session:
         audit.record(session, actor, "ha.upgrade", record.version, {"peer": record.peer})
@@ -196,6 +200,24 @@ def _event_detail(record: PairUpgrade) -> dict[str, str | None]:
             "message": record.message}  # fmt: skip
 
 
+def request_stop(runtime: HaRuntime, actor: audit.Actor) -> PairUpgradeStatus:
+    """Ask the driver to stop the upgrade this node drives; its next round does (fulcrum's docstring
+    above says where). Conflict when none runs here."""
+    with _STARTING:
+        record = read(runtime)
+        if record is None or record.state != "running":
+            with runtime.lock:
+                peer = runtime.peer.status
+            driven = peer.pair_upgrade if peer is not None else None
+            if driven is not None and driven.state == "running":
+                raise Conflict(f"{driven.node} drives the pair upgrade to {driven.version}: stop it there")
+            raise Conflict("no pair upgrade is running on this node")
+        upgrade_record.request_stop(runtime.settings, actor.username)
+    with runtime.session_scope() as session:
+        audit.record(session, actor, "ha.upgrade.stop", record.version, {"peer": record.peer})
+    return status(runtime)
+
+
 # --- the driver ----------------------------------------------------------------------------------------
 
 
@@ -227,6 +249,9 @@ def advance(runtime: HaRuntime, applier: Applier) -> None:
         if step.state in ("done", "skipped"):
             continue
         context = Context(runtime, applier, record, step)
+        if record.stop_requested_by is not None:
+            _stop(context, record.stop_requested_by)
+            return
         if step.state == "pending":
             step.state, step.started_at = "running", _now()
             context.save()
@@ -265,22 +290,70 @@ def _fail(context: Context, reason: str) -> None:
     record, step = context.record, context.step
     step.state, step.ended_at, step.detail = "failed", _now(), reason
     record.state = "failed"
-    record.message = f"{step.name.replace('_', ' ')} failed: {reason}"
-    handed_over = any(s.name == "hand_over" and s.state == "done" for s in record.steps)
-    if handed_over or step.name == "hand_over":
-        # This node stepped down for its own restart: back out of maintenance, the pair's standby.
-        try:
-            with context.runtime.session_scope() as session:
-                handover.set_maintenance(
-                    session, context.runtime, context.actor, False, "pair upgrade stopped"
-                )
-            record.message += f"; {record.node} left maintenance"
-        except (AppError, OSError) as error:
-            record.message += f"; leaving maintenance failed ({error}): clear it on {record.node}"
+    record.message = f"{_label(step)} failed: {reason}{_leave_maintenance(context)}"
     context.save()
     log.warning("pair upgrade to %s: %s", record.version, record.message)
     stopped = f"pair upgrade to {record.version} stopped: {record.message}"
     events.emit(context.runtime.telemetry, "ha.upgrade", Severity.CRITICAL, stopped, _event_detail(record))
+
+
+def _stop(context: Context, username: str) -> None:
+    """An admin's stop, at the step that is next or under way."""
+    record, step, settings = context.record, context.step, context.runtime.settings
+    when = "during" if step.state == "running" else "before"
+    if step.state == "running":
+        step.state, step.ended_at = "stopped", _now()
+    record.state, record.stop_requested_by = "stopped", None
+    record.message = (
+        f"stopped by {username} {when} {_label(step)}{_installed_not_booted(record)}"
+        f"{_leave_maintenance(context)}"
+    )
+    context.save()
+    upgrade_record.clear_stop(settings)
+    log.warning("pair upgrade to %s: %s", record.version, record.message)
+    events.emit(context.runtime.telemetry, "ha.upgrade", Severity.WARNING,
+                f"pair upgrade to {record.version} {record.message}", _event_detail(record))  # fmt: skip
+
+
+def _label(step: PairUpgradeStep) -> str:
+    return step.name.replace("_", " ")
+
+
+def _installed_not_booted(record: PairUpgrade) -> str:
+    """Which node holds the new version in its other slot without having restarted into it: RAUC
+    has made that slot the next to boot, as after an install on System → Firmware."""
+    steps = {step.name: step for step in record.steps}
+
+    def asked(step: PairUpgradeStep) -> bool:  # done, or under way (an install goes on to its end)
+        return step.state == "done" or step.requested_at is not None
+
+    waiting = [
+        node
+        for node, install, restart in (
+            (record.peer, steps["install_peer"], steps["restart_peer"]),
+            (record.node, steps["install_self"], steps["restart_self"]),
+        )
+        if asked(install) and not asked(restart)
+    ]
+    if not waiting:
+        return ""
+    has = "has" if len(waiting) == 1 else "have"
+    return f"; {' and '.join(waiting)} {has} {record.version} installed, to boot at the next restart"
+
+
+def _leave_maintenance(context: Context) -> str:
+    """After the hand-over this node is in maintenance for its own restart: back out of it, the
+    pair's standby. What happened, as a clause for the record's message."""
+    record, step = context.record, context.step
+    handed_over = any(s.name == "hand_over" and s.state == "done" for s in record.steps)
+    if not (handed_over or (step.name == "hand_over" and step.state != "pending")):
+        return ""
+    try:
+        with context.runtime.session_scope() as session:
+            handover.set_maintenance(session, context.runtime, context.actor, False, "pair upgrade stopped")
+    except (AppError, OSError) as error:
+        return f"; leaving maintenance failed ({error}): clear it on {record.node}"
+    return f"; {record.node} left maintenance"
 
 
 # --- the steps: each returns what it found when done, None to wait, or raises StepFailed ---------------

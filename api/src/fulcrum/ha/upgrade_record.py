@@ -1,7 +1,8 @@
 """The record of a pair upgrade (fulcrum.ha.pair_upgrade), a file beside the firmware bundle on
 /data, which both slots share: the node that drives the upgrade reads it back after its own
 restart, and each node sends its record to the peer with its status (fulcrum.ha.view), so that
-the peer's dashboard follows an upgrade the other node drives."""
+the peer's dashboard follows an upgrade the other node drives. An admin's request to stop it is
+a file of its own, so that the driver's writes of the record cannot lose it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from fulcrum.services import firmware
 from fulcrum.settings import Settings
 
 PAIR_UPGRADE_FILE = "pair-upgrade.json"
+STOP_FILE = "pair-upgrade.stop"  # holds the name of the admin who asked
 
 
 def record_path(settings: Settings) -> Path:
@@ -20,18 +22,39 @@ def record_path(settings: Settings) -> Path:
 
 
 def read(settings: Settings) -> PairUpgrade | None:
+    """The record, with the request to stop it if one waits for the driver."""
     try:
-        return PairUpgrade.model_validate_json(record_path(settings).read_text())
+        record = PairUpgrade.model_validate_json(record_path(settings).read_text())
     except OSError:  # none, or unreadable: the peer status it travels in must not fail for it
         return None
     except ValueError:  # cut short, or not ours: no upgrade is known
         return None
+    record.stop_requested_by = _stop_requested_by(settings) if record.state == "running" else None
+    return record
 
 
 def write(settings: Settings, record: PairUpgrade) -> None:
-    path = record_path(settings)
-    path.parent.mkdir(mode=0o750, parents=True, exist_ok=True)
     record.updated_at = datetime.now(UTC)
+    _replace(record_path(settings), record.model_dump_json(indent=1, exclude={"stop_requested_by"}))
+
+
+def request_stop(settings: Settings, username: str) -> None:
+    _replace(firmware.firmware_dir(settings) / STOP_FILE, username)
+
+
+def _stop_requested_by(settings: Settings) -> str | None:
+    try:
+        return (firmware.firmware_dir(settings) / STOP_FILE).read_text().strip() or "?"
+    except OSError:  # none asked
+        return None
+
+
+def clear_stop(settings: Settings) -> None:
+    (firmware.firmware_dir(settings) / STOP_FILE).unlink(missing_ok=True)
+
+
+def _replace(path: Path, text: str) -> None:
+    path.parent.mkdir(mode=0o750, parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".new")
-    temporary.write_text(record.model_dump_json(indent=1))
+    temporary.write_text(text)
     temporary.replace(path)

@@ -174,3 +174,22 @@ def start_pair_upgrade(
 ) -> PairUpgradeStatus:
     _release(session)
     return pair_upgrade.start(runtime, actor)
+
+
+@router.post(
+    "/upgrade/stop",
+    status_code=status.HTTP_202_ACCEPTED,
+    summary="Stop the pair upgrade this node drives, at its next step",
+    description="The driver stops within seconds, between two of its checks: an action under way (the "
+    "bundle streaming, an install, a restart) runs to its end. After the hand-over this node leaves "
+    "maintenance again. GET /ha/upgrade shows the record stopped, with which node has the new version "
+    "installed to boot at its next restart. Allowed on the standby: after the hand-over the node that "
+    "drives the upgrade is one.",
+    responses={409: {"description": "No pair upgrade runs on this node (the peer's is stopped on the peer)"}},
+)
+@any_node
+def stop_pair_upgrade(
+    runtime: HaRuntimeDep, session: SessionDep, _: Admin, actor: ActorDep
+) -> PairUpgradeStatus:
+    _release(session)
+    return pair_upgrade.request_stop(runtime, actor)

@@ -240,7 +240,7 @@ class UnpairResult(BaseModel):
 PairUpgradeStepName = Literal[
     "send_bundle", "install_peer", "restart_peer", "install_self", "hand_over", "restart_self", "rejoin"
 ]
-PairUpgradeStepState = Literal["pending", "running", "done", "skipped", "failed"]
+PairUpgradeStepState = Literal["pending", "running", "done", "skipped", "failed", "stopped"]
 
 
 class PairUpgradeStep(BaseModel):
@@ -257,12 +257,13 @@ class PairUpgrade(BaseModel):
     node: str  # the node that drives it: active when it started
     peer: str
     started_by: str
-    state: Literal["running", "done", "failed"]
+    state: Literal["running", "done", "failed", "stopped"]
     steps: list[PairUpgradeStep]
     started_at: datetime
     updated_at: datetime
     message: str | None = None
     boot_id: str | None = None  # this node's boot when it asked for its own restart
+    stop_requested_by: str | None = None  # an admin asked it to stop: the next round of the driver does
 
 
 class PairUpgradeStatus(BaseModel):

@@ -10,6 +10,7 @@ import {
   haPairUpgradeStatus,
   haResolve,
   haStartPairUpgrade,
+  haStopPairUpgrade,
   haSyncNow,
   haUnpair,
   nodeGetNode,
@@ -116,6 +117,12 @@ export const drillMutation = (queryClient: QueryClient) => ({
 /** Answers once the pair was found ready, with the record the query then follows. */
 export const startPairUpgradeMutation = (queryClient: QueryClient) => ({
   mutationFn: async () => (await haStartPairUpgrade()).data,
+  onSuccess: (upgrade: PairUpgradeStatus) => queryClient.setQueryData(haKeys.upgrade, upgrade),
+});
+
+/** Asks the node that drives the pair upgrade to stop it at its next step. */
+export const stopPairUpgradeMutation = (queryClient: QueryClient) => ({
+  mutationFn: async () => (await haStopPairUpgrade()).data,
   onSuccess: (upgrade: PairUpgradeStatus) => queryClient.setQueryData(haKeys.upgrade, upgrade),
 });
 

@@ -112,11 +112,39 @@ describe('PairUpgradeCard', () => {
         body: { upgrade: record('failed', { send_bundle: ['done', 'lb2 checked the bundle'], install_peer: ['done'], restart_peer: ['failed', reason] }, `restart peer failed: ${reason}`) },
       },
     });
-    expect(await screen.findByTestId('pair-upgrade-state')).toHaveTextContent('stopped');
+    expect(await screen.findByTestId('pair-upgrade-state')).toHaveTextContent('failed');
     const failed = screen.getByTestId('pair-upgrade-steps').querySelector('[data-step="restart_peer"]');
     expect(failed).toHaveAttribute('data-state', 'failed');
     expect(failed).toHaveTextContent(reason);
     expect(await screen.findByRole('button', { name: 'Upgrade the pair to 2.0.0' })).toBeEnabled();
+  });
+
+  it('stops a running upgrade after asking, says it is stopping, then where it stopped', async () => {
+    const running = record('running', { send_bundle: ['done'], install_peer: ['running', 'lb2: installing (40 %)'] });
+    const { requests } = showCard(ACTIVE, {
+      'GET /api/v1/ha/upgrade': { status: 200, body: { upgrade: running } },
+      'POST /api/v1/ha/upgrade/stop': { status: 202, body: { upgrade: { ...running, stop_requested_by: 'admin' } } },
+    });
+    await userEvent.click(await screen.findByRole('button', { name: 'Stop the upgrade' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Stop the upgrade to 2.0.0?' });
+    expect(dialog).toHaveTextContent('what is under way (the bundle streaming, an install, a restart) runs to its end');
+    expect(requests).not.toContain('POST /api/v1/ha/upgrade/stop');
+    await userEvent.click(within(dialog).getByRole('button', { name: 'Stop the upgrade' }));
+    expect(await screen.findByTestId('pair-upgrade-state')).toHaveTextContent('stopping (asked by admin)');
+    expect(within(screen.getByTestId('pair-upgrade')).queryByRole('button', { name: 'Stop the upgrade' })).toBeNull(); // asked once
+    expect(requests.filter((call) => call === 'POST /api/v1/ha/upgrade/stop')).toHaveLength(1);
+  });
+
+  it('shows a stopped upgrade with the step it stopped at, and offers it again', async () => {
+    const message = 'stopped by admin during install peer; lb2 has 2.0.0 installed, to boot at the next restart';
+    showCard(ACTIVE, {
+      'GET /api/v1/ha/upgrade': { status: 200, body: { upgrade: record('stopped', { send_bundle: ['done'], install_peer: ['stopped'] }, message) } },
+    });
+    expect(await screen.findByTestId('pair-upgrade-state')).toHaveTextContent('stopped');
+    expect(screen.getByTestId('pair-upgrade-steps').querySelector('[data-step="install_peer"]')).toHaveAttribute('data-state', 'stopped');
+    expect(screen.getByTestId('pair-upgrade')).toHaveTextContent(message);
+    expect(await screen.findByRole('button', { name: 'Upgrade the pair to 2.0.0' })).toBeEnabled();
+    expect(screen.queryByRole('button', { name: 'Stop the upgrade' })).toBeNull();
   });
 
   it('shows the API’s refusal when the pair is not ready', async () => {
@@ -159,6 +187,7 @@ describe('PairUpgradeCard', () => {
     const driven = { ...record('running', { send_bundle: ['done'], install_peer: ['done'], restart_peer: ['done'], install_self: ['done'], hand_over: ['done'], restart_self: ['running', 'lb2 is restarting'] }), node: 'lb2', peer: 'lb1' };
     const { settled } = showCard(STANDBY, { 'GET /api/v1/ha/upgrade': { status: 200, body: { upgrade: null, peer_upgrade: driven, peer_seen_at: '2026-03-01T12:06:00Z' } } });
     expect(await screen.findByTestId('pair-upgrade-driven-by')).toHaveTextContent(/^Driven by lb2, as it last reported at .+; it is away while it restarts/);
+    expect(screen.queryByRole('button', { name: 'Stop the upgrade' })).toBeNull(); // it is stopped on lb2
     const card = screen.getByTestId('pair-upgrade');
     expect(card).toHaveTextContent('lb1 first, then one failover to it, then lb2');
     expect(screen.getByTestId('pair-upgrade-state')).toHaveTextContent('upgrading to 2.0.0');

@@ -1,10 +1,10 @@
 import { Alert, Anchor, Badge, Card, Group, Loader, Stack, Table, Text, Title, type MantineColor } from '@mantine/core';
-import { IconCheck, IconCircleDashed, IconPlayerSkipForward, IconX } from '@tabler/icons-react';
+import { IconCheck, IconCircleDashed, IconPlayerSkipForward, IconPlayerStop, IconX } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { errorMessage } from '../../api/errors';
 import { firmwareQuery } from '../../api/queries/firmware';
-import { pairUpgradeQuery, startPairUpgradeMutation } from '../../api/queries/ha';
+import { pairUpgradeQuery, startPairUpgradeMutation, stopPairUpgradeMutation } from '../../api/queries/ha';
 import { useCan } from '../../auth/useCurrentUser';
 import type { HaStatus, PairUpgrade, PairUpgradeStatus, PairUpgradeStep } from '../../client/types.gen';
 import { dateTime } from '../../lib/format';
@@ -21,7 +21,20 @@ const STEP_LABEL: Record<PairUpgradeStep['name'], (u: PairUpgrade) => string> = 
   rejoin: (u) => `${u.node} leaves maintenance and rejoins`,
 };
 
-const UPGRADE_COLOR: Record<PairUpgrade['state'], MantineColor> = { running: 'blue', done: 'green', failed: 'red' };
+const UPGRADE_COLOR: Record<PairUpgrade['state'], MantineColor> = { running: 'blue', done: 'green', failed: 'red', stopped: 'orange' };
+
+function badgeText(record: PairUpgrade): string {
+  switch (record.state) {
+    case 'running':
+      return record.stop_requested_by ? `stopping (asked by ${record.stop_requested_by})` : `upgrading to ${record.version}`;
+    case 'done':
+      return `done: ${record.version}`;
+    case 'failed':
+      return 'failed';
+    default:
+      return 'stopped';
+  }
+}
 
 function StepIcon({ state }: { state: PairUpgradeStep['state'] }) {
   switch (state) {
@@ -33,6 +46,8 @@ function StepIcon({ state }: { state: PairUpgradeStep['state'] }) {
       return <Loader size={14} aria-label="running" />;
     case 'skipped':
       return <IconPlayerSkipForward size={16} color="var(--mantine-color-dimmed)" aria-label="skipped" />;
+    case 'stopped':
+      return <IconPlayerStop size={16} color="var(--mantine-color-orange-6)" aria-label="stopped" />;
     default:
       return <IconCircleDashed size={16} color="var(--mantine-color-dimmed)" aria-label="pending" />;
   }
@@ -64,6 +79,7 @@ export function PairUpgradeCard({ status }: { status: HaStatus }) {
   const upgrade = useQuery(pairUpgradeQuery());
   const firmware = useQuery(firmwareQuery());
   const start = useMutation(startPairUpgradeMutation(queryClient));
+  const stop = useMutation(stopPairUpgradeMutation(queryClient));
   const { record, fromPeer } = shownUpgrade(upgrade.data);
   const running = record?.state === 'running';
   const bundle = firmware.data?.bundle ?? null;
@@ -90,11 +106,30 @@ export function PairUpgradeCard({ status }: { status: HaStatus }) {
         </div>
         {record && (
           <Badge color={UPGRADE_COLOR[record.state]} variant="light" data-testid="pair-upgrade-state">
-            {record.state === 'running' ? `upgrading to ${record.version}` : record.state === 'done' ? `done: ${record.version}` : 'stopped'}
+            {badgeText(record)}
           </Badge>
         )}
       </Group>
       {record && <UpgradeSteps record={record} />}
+      {canUpgrade && running && !fromPeer && !record.stop_requested_by && (
+        <Group justify="flex-end" mt="sm">
+          <ConfirmButton
+            title={`Stop the upgrade to ${record.version}?`}
+            consequence={`It stops at its next step, within seconds; what is under way (the bundle streaming, an install, a restart) runs to its end. A node whose new version is installed but not yet restarted into boots it at its next restart (System → Firmware shows it). After the hand-over, ${record.node} leaves maintenance and is the standby again.`}
+            confirmLabel="Stop the upgrade"
+            color="red"
+            loading={stop.isPending}
+            onConfirm={() => stop.mutate()}
+          >
+            Stop the upgrade
+          </ConfirmButton>
+        </Group>
+      )}
+      {stop.error && (
+        <Alert color="red" title="The pair upgrade was not stopped" mt="sm">
+          {errorMessage(stop.error)}
+        </Alert>
+      )}
       {canUpgrade && node.role === 'active' && !running && (
         <Stack gap="xs" mt="sm">
           {firmware.data && !firmware.data.ab_system ? (
@@ -167,7 +202,7 @@ function UpgradeSteps({ record }: { record: PairUpgrade }) {
         </Table.Tbody>
       </Table>
       {record.message && (
-        <Text size="sm" mt="xs" c={record.state === 'failed' ? 'red' : undefined}>
+        <Text size="sm" mt="xs" c={record.state === 'failed' ? 'red' : record.state === 'stopped' ? 'orange' : undefined}>
           {record.message}
         </Text>
       )}
