@@ -201,8 +201,8 @@ def _event_detail(record: PairUpgrade) -> dict[str, str | None]:
 
 
 def request_stop(runtime: HaRuntime, actor: audit.Actor) -> PairUpgradeStatus:
-    """Ask the driver to stop the upgrade this node drives; its next round does (fulcrum's docstring
-    above says where). Conflict when none runs here."""
+    """Ask the driver to stop the upgrade this node drives; its next round does (the module's
+    docstring says at which point). Conflict when none runs here."""
     with _STARTING:
         record = read(runtime)
         if record is None or record.state != "running":
@@ -290,7 +290,8 @@ def _fail(context: Context, reason: str) -> None:
     record, step = context.record, context.step
     step.state, step.ended_at, step.detail = "failed", _now(), reason
     record.state = "failed"
-    record.message = f"{_label(step)} failed: {reason}{_leave_maintenance(context)}"
+    left = _leave_maintenance(context)
+    record.message = f"{_label(step)} failed: {reason}{left}"
     context.save()
     log.warning("pair upgrade to %s: %s", record.version, record.message)
     stopped = f"pair upgrade to {record.version} stopped: {record.message}"
@@ -304,10 +305,8 @@ def _stop(context: Context, username: str) -> None:
     if step.state == "running":
         step.state, step.ended_at = "stopped", _now()
     record.state, record.stop_requested_by = "stopped", None
-    record.message = (
-        f"stopped by {username} {when} {_label(step)}{_installed_not_booted(record)}"
-        f"{_leave_maintenance(context)}"
-    )
+    left = _leave_maintenance(context)
+    record.message = f"stopped by {username} {when} {_label(step)}{_installed_not_booted(record)}{left}"
     context.save()
     upgrade_record.clear_stop(settings)
     log.warning("pair upgrade to %s: %s", record.version, record.message)
