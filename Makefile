@@ -25,7 +25,7 @@ help:
 	@echo "make bench        benchmarks in the kernel VM (not part of make test): report in bench-results/<time>/"
 	@echo "make test-image   build the appliance VM image from Debian packages and boot-test it in qemu"
 	@echo "make test-image-pair  only the image test of an HA pair: two appliance VMs, a failover, a rejoin"
-	@echo "make test-image-pair-upgrade  the same, then the pair upgraded with one failover (about 20 more minutes; not in make test yet)"
+	@echo "make test-image-pair-upgrade  the same, then the pair upgraded with one failover (about 12 more minutes; not in make test yet)"
 	@echo "make vm-image     build image/out/fulcrum.qcow2; make vm boots it (dashboard on https://127.0.0.1:8443)"
 	@echo "make bundle       a signed RAUC bundle of the image's root file system (image/rauc/README.md)"
 	@echo "make image        the Buildroot release build (needs upstream network access)"

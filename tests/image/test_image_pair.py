@@ -12,7 +12,7 @@ holds an echo session and makes HTTP requests through the VIP while A is powered
 requests are counted. A powered on again rejoins as standby, in sync, and B keeps the VIPs.
 With FULCRUM_IMAGE_PAIR_UPGRADE=1 (make test-image-pair-upgrade), B then upgrades the pair with
 one failover (POST /ha/upgrade): A first, the VIPs to A once, then B (upgrade_pair says what is
-checked); two more boots and two installs, about 20 minutes here.
+checked); two more boots and two installs, 10 to 11 minutes here.
 
 Three boots under TCG (two side by side), plus `make vm-image` when its inputs changed. The serial
 logs, the client's requests and the figures are kept in tests/image/results/.
@@ -52,7 +52,7 @@ CLOCK_SYNC_DEADLINE = 120  # timesyncd asks its new server at once, then the ker
 PAIRING_DEADLINE = 300
 FAILOVER_DEADLINE = 60
 PROBE_RATE = 5  # HTTP requests per second through the VIP, each on a new connection
-# Both nodes installed and restarted one after the other, under emulation: about 20 minutes here,
+# Both nodes installed and restarted one after the other, under emulation: 10 to 11 minutes here,
 # which make test cannot afford yet; make test-image-pair-upgrade runs it (FULCRUM_IMAGE_PAIR_UPGRADE).
 UPGRADE = os.environ.get("FULCRUM_IMAGE_PAIR_UPGRADE") == "1"
 PAIR_UPGRADE_DEADLINE = 3600
