@@ -25,7 +25,7 @@ help:
 	@echo "make bench        benchmarks in the kernel VM (not part of make test): report in bench-results/<time>/"
 	@echo "make test-image   build the appliance VM image from Debian packages and boot-test it in qemu"
 	@echo "make test-image-pair  only the image test of an HA pair: two appliance VMs, a failover, a rejoin"
-	@echo "make test-image-pair-upgrade  the same, then the pair upgraded with one failover (about 12 more minutes; not in make test yet)"
+	@echo "make test-image-pair-upgrade  the same, then the pair upgraded with one failover (its upgrade 10 to 11 minutes more; not in make test yet)"
 	@echo "make vm-image     build image/out/fulcrum.qcow2; make vm boots it (dashboard on https://127.0.0.1:8443)"
 	@echo "make bundle       a signed RAUC bundle of the image's root file system (image/rauc/README.md)"
 	@echo "make image        the Buildroot release build (needs upstream network access)"
@@ -41,7 +41,7 @@ setup:
 # timings are the product's own (VRRP, failover, the drill's hand-over, an appliance's boot check):
 # the kernel suite, the VM lab's dashboard specs, the appliance images. Niced into the cores they
 # leave idle: the host suites, then the image's build (done long before the kernel suite is;
-# vm-image's lock covers a kernel run that ends sooner). The VM lab ran in this lane once, beside
+# vm-image's lock covers a kernel run that ends sooner). The VM lab ran in the host lane once, beside
 # the image test's VM: starved, its drill's hand-over missed its 15 s. WEBUI_READY keeps every lane
 # from reinstalling node_modules or rebuilding webui/dist while another lane reads them (the image
 # copies dist, Playwright serves it).

@@ -41,7 +41,7 @@ test-image: vm-image
 test-image-pair: vm-image
 	.venv/bin/python -m pytest -p no:cacheprovider -m image -o testpaths=tests/image tests/image/test_image_pair.py
 
-# The pair's test, then the pair upgraded with one failover: about 12 minutes more under emulation,
+# The pair's test, then the pair upgraded with one failover: 10 to 11 minutes more under emulation,
 # which make test cannot afford yet (README: the suite's time).
 test-image-pair-upgrade: vm-image
 	FULCRUM_IMAGE_PAIR_UPGRADE=1 .venv/bin/python -m pytest -p no:cacheprovider -m image -o testpaths=tests/image \

@@ -35,11 +35,11 @@ def read(settings: Settings) -> PairUpgrade | None:
 
 def write(settings: Settings, record: PairUpgrade) -> None:
     record.updated_at = datetime.now(UTC)
-    _replace(record_path(settings), record.model_dump_json(indent=1, exclude={"stop_requested_by"}))
+    _write(record_path(settings), record.model_dump_json(indent=1, exclude={"stop_requested_by"}))
 
 
 def request_stop(settings: Settings, username: str) -> None:
-    _replace(firmware.firmware_dir(settings) / STOP_FILE, username)
+    _write(firmware.firmware_dir(settings) / STOP_FILE, username)
 
 
 def _stop_requested_by(settings: Settings) -> str | None:
@@ -53,8 +53,6 @@ def clear_stop(settings: Settings) -> None:
     (firmware.firmware_dir(settings) / STOP_FILE).unlink(missing_ok=True)
 
 
-def _replace(path: Path, text: str) -> None:
+def _write(path: Path, text: str) -> None:
     path.parent.mkdir(mode=0o750, parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".new")
-    temporary.write_text(text)
-    temporary.replace(path)
+    firmware.write_atomically(path, text)

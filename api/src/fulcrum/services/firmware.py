@@ -135,7 +135,7 @@ def accept(session: Session, actor: audit.Actor, settings: Settings, upload: Upl
         raise
     directory = firmware_dir(settings)
     os.replace(upload.path, directory / BUNDLE_FILE)
-    _write_atomically(directory / BUNDLE_INFO, bundle.model_dump_json())
+    write_atomically(directory / BUNDLE_INFO, bundle.model_dump_json())
     begin_write(session)
     audit.record(session, actor, "firmware.bundle", bundle.version, bundle.model_dump(mode="json"))
     return bundle
@@ -325,7 +325,8 @@ def _slots(entries: list[Any]) -> list[FirmwareSlot]:
     return slots
 
 
-def _write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str) -> None:
+    """A file beside the bundle replaced whole: a reader sees the old text or the new."""
     temporary = path.with_name(path.name + ".new")
     temporary.write_text(text)
     os.replace(temporary, path)

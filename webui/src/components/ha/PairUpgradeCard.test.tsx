@@ -119,7 +119,7 @@ describe('PairUpgradeCard', () => {
     expect(await screen.findByRole('button', { name: 'Upgrade the pair to 2.0.0' })).toBeEnabled();
   });
 
-  it('stops a running upgrade after asking, says it is stopping, then where it stopped', async () => {
+  it('stops a running upgrade after asking, and says it is stopping', async () => {
     const running = record('running', { send_bundle: ['done'], install_peer: ['running', 'lb2: installing (40 %)'] });
     const { requests } = showCard(ACTIVE, {
       'GET /api/v1/ha/upgrade': { status: 200, body: { upgrade: running } },
