@@ -6,6 +6,9 @@ const chromium = process.env.CHROMIUM ?? '/usr/bin/chromium';
 
 export default defineConfig({
   testDir: 'e2e-lab',
+  // Its own: Playwright empties its output folder as it starts, and make test may run the dashboard's
+  // host specs (test-results/) while this one is still going.
+  outputDir: 'test-results-lab',
   fullyParallel: false,
   workers: 1,
   retries: 0,
