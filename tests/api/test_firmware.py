@@ -6,6 +6,7 @@ the real RAUC service reports them over a private D-Bus."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -329,6 +330,81 @@ def test_an_install_rauc_cannot_finish_is_reported_with_its_reason_and_the_bundl
     assert (file_slots / "root-b").read_bytes() == b"\0" * (1 << 20)
     entry = session.scalars(select(AuditEntry).where(AuditEntry.action == "firmware.install")).one()
     assert entry.target == "2.0.0" and entry.detail["to_slot"] == "B"
+
+
+def grub_environment(path: Path) -> dict[str, str]:
+    listed = subprocess.run(["grub-editenv", str(path), "list"], check=True, capture_output=True, text=True)
+    return dict(line.split("=", 1) for line in listed.stdout.splitlines())
+
+
+def installed_into_b(firmware_dir: Path, grubenv: Path) -> None:
+    """Where RAUC leaves a node after installing 2.0.0 into slot B from A: slot B first to boot."""
+    subprocess.run(["grub-editenv", str(grubenv), "create"], check=True)
+    subprocess.run(
+        ["grub-editenv", str(grubenv), "set", "ORDER=B A", "A_OK=1", "A_TRY=0", "B_OK=1", "B_TRY=0"], check=True
+    )
+    now = datetime.now(UTC)
+    write_record(firmware_dir, FirmwareUpgrade(
+        version="2.0.0", from_slot="A", to_slot="B", state="installed", reason=None, started_at=now, updated_at=now,
+    ))  # fmt: skip
+
+
+def test_an_installed_upgrade_is_cancelled_before_the_restart(
+    ab_client: TestClient, file_slots: Path, rauc_service: None, firmware_dir: Path, session: Session
+) -> None:
+    """The real RAUC service makes the running slot the one to boot again, in GRUB's environment."""
+    grubenv = file_slots / "grubenv"
+    installed_into_b(firmware_dir, grubenv)
+    status = wait_until(lambda: (body := ab_client.get(URL).json())["booted"] and body, timeout=30,
+                        what="RAUC to answer")  # fmt: skip
+    assert status["primary"] == "B" and status["upgrade"]["state"] == "installed", status
+    operator = login_as(ab_client, "op", "operator")
+    assert operator.post(f"{URL}/cancel").status_code == 403
+    assert grub_environment(grubenv)["ORDER"] == "B A"
+
+    answer = ab_client.post(f"{URL}/cancel")
+    assert answer.status_code == 200, answer.text
+    status = answer.json()
+    assert status["primary"] == "A" and status["booted"] == "A", status
+    assert status["upgrade"]["state"] == "cancelled", status
+    assert status["upgrade"]["reason"] == (
+        "cancelled by admin before the restart: slot A stays the one to boot; slot B keeps 2.0.0 until the "
+        "next install"
+    )
+    assert grub_environment(grubenv)["ORDER"].startswith("A")
+    entry = session.scalars(select(AuditEntry).where(AuditEntry.action == "firmware.cancel")).one()
+    assert entry.target == "2.0.0" and entry.username == "admin" and entry.detail == {"from_slot": "A", "to_slot": "B"}
+
+    again = ab_client.post(f"{URL}/cancel")
+    assert again.status_code == 409
+    assert again.json()["detail"] == (
+        "no installed upgrade waits for a restart (the last one is cancelled): nothing to cancel"
+    )
+
+
+def test_nothing_to_cancel_without_an_installed_upgrade(ab_client: TestClient, rauc_service: None) -> None:
+    wait_until(lambda: ab_client.get(URL).json()["booted"], timeout=30, what="RAUC to answer")
+    answer = ab_client.post(f"{URL}/cancel")
+    assert answer.status_code == 409
+    assert answer.json()["detail"] == "no installed upgrade waits for a restart: nothing to cancel"
+
+
+def test_an_install_the_pair_upgrade_drives_is_not_cancelled_here(
+    ab_client: TestClient, file_slots: Path, rauc_service: None, firmware_dir: Path
+) -> None:
+    grubenv = file_slots / "grubenv"
+    installed_into_b(firmware_dir, grubenv)
+    now = datetime.now(UTC).isoformat()
+    (firmware_dir / "pair-upgrade.json").write_text(json.dumps({
+        "version": "2.0.0", "node": "alpha", "peer": "beta", "started_by": "admin", "state": "running",
+        "steps": [], "started_at": now, "updated_at": now,
+    }))  # fmt: skip
+    answer = ab_client.post(f"{URL}/cancel")
+    assert answer.status_code == 409
+    assert answer.json()["detail"] == (
+        "this node drives the pair upgrade to 2.0.0: stop it on the HA page, then cancel its install here"
+    )
+    assert grub_environment(grubenv)["ORDER"] == "B A"
 
 
 def test_a_node_without_a_reboot_command_says_so(ab_client: TestClient, session: Session) -> None:

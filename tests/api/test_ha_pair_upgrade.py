@@ -151,7 +151,8 @@ def test_an_admin_stops_the_pair_upgrade_at_its_next_step(tmp_path: Path, bundle
         stopped = wait_until(lambda: (record := upgrade(alpha)) and record["state"] == "stopped" and record,
                              WAIT_DEADLINE, what="the driver to stop the upgrade")
         assert stopped["message"] == (
-            "stopped by admin during install self; alpha has 2.0.0 installed, to boot at the next restart"
+            "stopped by admin during install self; alpha has 2.0.0 installed, to boot at the next restart "
+            "(System → Firmware on that node cancels it)"
         ), stopped
         assert steps(stopped)["install_self"][0] == "stopped"
         assert [step["state"] for step in stopped["steps"]][4:] == ["pending"] * 3, stopped

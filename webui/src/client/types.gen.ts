@@ -1159,6 +1159,12 @@ export type FirmwareStatus = {
      */
     install?: FirmwareInstall | null;
     /**
+     * Primary
+     *
+     * The bootname of the slot the next boot starts (RAUC's primary)
+     */
+    primary?: string | null;
+    /**
      * Slots
      */
     slots: Array<FirmwareSlot>;
@@ -1193,7 +1199,7 @@ export type FirmwareUpgrade = {
     /**
      * State
      */
-    state: 'installing' | 'install_failed' | 'installed' | 'good' | 'failed' | 'rolled_back';
+    state: 'installing' | 'install_failed' | 'installed' | 'cancelled' | 'good' | 'failed' | 'rolled_back';
     /**
      * To Slot
      *
@@ -5628,6 +5634,39 @@ export type FirmwareUploadBundleResponses = {
 };
 
 export type FirmwareUploadBundleResponse = FirmwareUploadBundleResponses[keyof FirmwareUploadBundleResponses];
+
+export type FirmwareCancelUpgradeData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/firmware/cancel';
+};
+
+export type FirmwareCancelUpgradeErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No installed upgrade waits for a restart, this node drives a pair upgrade, or RAUC did not make the running slot the one to boot
+     */
+    409: Error;
+};
+
+export type FirmwareCancelUpgradeError = FirmwareCancelUpgradeErrors[keyof FirmwareCancelUpgradeErrors];
+
+export type FirmwareCancelUpgradeResponses = {
+    /**
+     * Successful Response
+     */
+    200: FirmwareStatus;
+};
+
+export type FirmwareCancelUpgradeResponse = FirmwareCancelUpgradeResponses[keyof FirmwareCancelUpgradeResponses];
 
 export type FirmwareInstallBundleData = {
     body?: never;

@@ -51,6 +51,7 @@ describe('FirmwarePage', () => {
     ['installing', 'Installing 2.0.0 into slot B…', null],
     ['install_failed', 'Installing 2.0.0 failed; the running system was not touched', 'Failed mounting bundle: no device-mapper'],
     ['installed', '2.0.0 is installed in slot B. It runs after a restart.', null],
+    ['cancelled', 'The upgrade to 2.0.0 was cancelled before the restart', 'cancelled by admin before the restart: slot A stays the one to boot'],
     ['good', 'Upgraded to 2.0.0 (slot B is good)', null],
     ['failed', '2.0.0 was found unhealthy and is being rolled back', 'fulcrum-api.service did not start'],
     ['rolled_back', 'The upgrade to 2.0.0 failed and was rolled back to slot A', 'fulcrum-api.service restarted 5 times'],
@@ -63,6 +64,30 @@ describe('FirmwarePage', () => {
     expect(card).toHaveTextContent(/Started.*2026/);
     expect(card).toHaveTextContent(/Last change.*2026/);
     expect(within(card).queryAllByRole('button', { name: 'Restart now' })).toHaveLength(state === 'installed' ? 1 : 0);
+    expect(within(card).queryAllByRole('button', { name: 'Cancel the upgrade' })).toHaveLength(state === 'installed' ? 1 : 0);
+  });
+
+  it('cancels an installed upgrade when asked, and shows the running slot booting next again', async () => {
+    const reason = 'cancelled by admin before the restart: slot A stays the one to boot; slot B keeps 2.0.0 until the next install';
+    const cancelled = { ...STATUS, primary: 'A', upgrade: upgrade('cancelled', reason) };
+    const requests = fakeApi({
+      'GET /api/v1/firmware': { status: 200, body: { ...STATUS, primary: 'B', upgrade: upgrade('installed') } },
+      'POST /api/v1/firmware/cancel': { status: 200, body: cancelled },
+    });
+    showPage();
+    expect(within(await screen.findByTestId('slot-rootfs.1')).getByText('boots next')).toBeVisible();
+    await userEvent.click(await screen.findByRole('button', { name: 'Cancel the upgrade' }));
+
+    const dialog = await screen.findByRole('dialog', { name: 'Cancel the upgrade to 2.0.0?' });
+    expect(dialog).toHaveTextContent('Slot A, running now, becomes the one to boot again');
+    expect(requests).not.toContain('POST /api/v1/firmware/cancel');
+    await userEvent.click(within(dialog).getByRole('button', { name: 'Keep this version' }));
+
+    expect(await screen.findByRole('alert', { name: 'The upgrade to 2.0.0 was cancelled before the restart' })).toHaveTextContent(reason);
+    expect(within(screen.getByTestId('slot-rootfs.0')).getByText('boots next')).toBeVisible();
+    expect(within(screen.getByTestId('slot-rootfs.1')).queryByText('boots next')).toBeNull();
+    expect(screen.queryByRole('button', { name: 'Restart now' })).toBeNull();
+    expect(requests.filter((call) => call === 'POST /api/v1/firmware/cancel')).toHaveLength(1);
   });
 
   it('asks before it installs, names the slot, then installs and shows RAUC’s progress', async () => {

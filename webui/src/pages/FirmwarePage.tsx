@@ -3,6 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { errorMessage } from '../api/errors';
 import {
+  cancelUpgradeMutation,
   deleteBundleMutation,
   firmwareQuery,
   installBundleMutation,
@@ -97,7 +98,7 @@ function SlotsCard({ status }: { status: FirmwareStatus }) {
               </Table.Thead>
               <Table.Tbody>
                 {status.slots.map((slot) => (
-                  <SlotRow key={slot.name} slot={slot} />
+                  <SlotRow key={slot.name} slot={slot} bootsNext={!!slot.bootname && slot.bootname === status.primary} />
                 ))}
               </Table.Tbody>
             </Table>
@@ -108,11 +109,20 @@ function SlotsCard({ status }: { status: FirmwareStatus }) {
   );
 }
 
-function SlotRow({ slot }: { slot: FirmwareSlot }) {
+function SlotRow({ slot, bootsNext }: { slot: FirmwareSlot; bootsNext: boolean }) {
   return (
     <Table.Tr data-testid={`slot-${slot.name}`}>
       <Table.Td className="mono">{slot.name}</Table.Td>
-      <Table.Td>{slot.bootname ?? '—'}</Table.Td>
+      <Table.Td>
+        <Group gap="xs" wrap="nowrap">
+          {slot.bootname ?? '—'}
+          {bootsNext && (
+            <Badge color="grape" variant="light" miw="max-content">
+              boots next
+            </Badge>
+          )}
+        </Group>
+      </Table.Td>
       <Table.Td>{slot.version ?? '—'}</Table.Td>
       <Table.Td>{slot.state === 'booted' ? <Badge color="blue" miw="max-content">booted</Badge> : slot.state}</Table.Td>
       <Table.Td>
@@ -188,6 +198,7 @@ const UPGRADE_STATES: Record<FirmwareUpgrade['state'], { color: MantineColor; he
   installing: { color: 'blue', headline: (u) => `Installing ${u.version} into slot ${u.to_slot}…` },
   install_failed: { color: 'red', headline: (u) => `Installing ${u.version} failed; the running system was not touched` },
   installed: { color: 'blue', headline: (u) => `${u.version} is installed in slot ${u.to_slot}. It runs after a restart.` },
+  cancelled: { color: 'gray', headline: (u) => `The upgrade to ${u.version} was cancelled before the restart` },
   good: { color: 'green', headline: (u) => `Upgraded to ${u.version} (slot ${u.to_slot} is good)` },
   failed: { color: 'orange', headline: (u) => `${u.version} was found unhealthy and is being rolled back` },
   rolled_back: { color: 'red', headline: (u) => `The upgrade to ${u.version} failed and was rolled back to slot ${u.from_slot}` },
@@ -235,7 +246,9 @@ function InstallProgress({ install }: { install: FirmwareInstall | null }) {
 }
 
 function RestartNow({ upgrade }: { upgrade: FirmwareUpgrade }) {
+  const queryClient = useQueryClient();
   const reboot = useMutation(rebootMutation());
+  const cancel = useMutation(cancelUpgradeMutation(queryClient));
   return (
     <Stack gap="xs">
       <Group>
@@ -250,10 +263,22 @@ function RestartNow({ upgrade }: { upgrade: FirmwareUpgrade }) {
         >
           Restart now
         </ConfirmButton>
+        <ConfirmButton
+          title={`Cancel the upgrade to ${upgrade.version}?`}
+          consequence={`Slot ${upgrade.from_slot}, running now, becomes the one to boot again, so the next restart keeps this version. Slot ${upgrade.to_slot} keeps ${upgrade.version} until the next install; to upgrade later, upload and install a bundle again.`}
+          confirmLabel="Keep this version"
+          color="gray"
+          loading={cancel.isPending}
+          disabled={reboot.isPending || reboot.isSuccess}
+          onConfirm={() => cancel.mutate()}
+        >
+          Cancel the upgrade
+        </ConfirmButton>
         {reboot.isSuccess && <RestartWatch slot={upgrade.to_slot} />}
       </Group>
       {/* The refusal says itself what did not happen: "the node was not restarted: …" */}
       {reboot.error && <Alert color="red">{errorMessage(reboot.error)}</Alert>}
+      {cancel.error && <Alert color="red">{errorMessage(cancel.error)}</Alert>}
     </Stack>
   );
 }

@@ -337,7 +337,10 @@ def _installed_not_booted(record: PairUpgrade) -> str:
     if not waiting:
         return ""
     has = "has" if len(waiting) == 1 else "have"
-    return f"; {' and '.join(waiting)} {has} {record.version} installed, to boot at the next restart"
+    return (
+        f"; {' and '.join(waiting)} {has} {record.version} installed, to boot at the next restart "
+        f"(System → Firmware on that node cancels it)"
+    )
 
 
 def _leave_maintenance(context: Context) -> str:

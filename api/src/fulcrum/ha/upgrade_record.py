@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from fulcrum.errors import Conflict
 from fulcrum.schemas.ha import PairUpgrade
 from fulcrum.services import firmware
 from fulcrum.settings import Settings
@@ -31,6 +32,14 @@ def read(settings: Settings) -> PairUpgrade | None:
         return None
     record.stop_requested_by = _stop_requested_by(settings) if record.state == "running" else None
     return record
+
+
+def refuse_while_running(settings: Settings, doing: str) -> None:
+    """This node's firmware is the pair upgrade's while it drives one: not changed beside it."""
+    record = read(settings)
+    if record is not None and record.state == "running":
+        raise Conflict(f"this node drives the pair upgrade to {record.version}: stop it on the HA page, "
+                       f"then {doing}")  # fmt: skip
 
 
 def write(settings: Settings, record: PairUpgrade) -> None:

@@ -10,6 +10,7 @@ from fastapi.concurrency import run_in_threadpool
 
 from fulcrum.db import SessionDep, end_read, writes_late
 from fulcrum.deps import ActorDep, Admin, ApplierDep, SettingsDep, Viewer
+from fulcrum.ha import upgrade_record
 from fulcrum.openapi import error
 from fulcrum.routers.one_writer import any_node
 from fulcrum.schemas.firmware import FirmwareBundle, FirmwareStatus
@@ -86,6 +87,24 @@ def delete_bundle(session: SessionDep, settings: SettingsDep, _: Admin, actor: A
 @any_node
 def install_bundle(session: SessionDep, settings: SettingsDep, _: Admin, actor: ActorDep) -> FirmwareStatus:
     return firmware_upgrade.start_install(session, actor, settings)
+
+
+@router.post(
+    "/cancel",
+    summary="Cancel the installed upgrade before the restart: the running version stays the one to boot",
+    description="RAUC makes the running slot the one to boot again; the other slot keeps the installed "
+    "version until the next install. GET /firmware then shows the upgrade as cancelled.",
+    responses={
+        409: error(
+            "No installed upgrade waits for a restart, this node drives a pair upgrade, or RAUC did not "
+            "make the running slot the one to boot"
+        )
+    },
+)
+@any_node
+def cancel_upgrade(session: SessionDep, settings: SettingsDep, _: Admin, actor: ActorDep) -> FirmwareStatus:
+    upgrade_record.refuse_while_running(settings, "cancel its install here")
+    return firmware_upgrade.cancel_install(session, actor, settings)
 
 
 @router.post(

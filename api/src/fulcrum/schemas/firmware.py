@@ -9,8 +9,11 @@ from pydantic import BaseModel, Field
 
 # One upgrade from the install to its end (services/firmware_upgrade.py says who moves it on):
 #   installing → installed → good, or → failed (the new slot was found unhealthy) → rolled_back;
-#   installing → install_failed (RAUC could not write the slot; the running one is untouched).
-UpgradeState = Literal["installing", "install_failed", "installed", "good", "failed", "rolled_back"]
+#   installing → install_failed (RAUC could not write the slot; the running one is untouched);
+#   installed → cancelled (an admin withdrew it before the restart: the running slot boots next).
+UpgradeState = Literal[
+    "installing", "install_failed", "installed", "cancelled", "good", "failed", "rolled_back"
+]
 
 
 class FirmwareBundle(BaseModel):
@@ -60,6 +63,9 @@ class FirmwareStatus(BaseModel):
     detail: str | None = Field(description="Why this is not an A/B system, or why its status is unknown")
     compatible: str | None
     booted: str | None = Field(description="The bootname of the running slot")
+    primary: str | None = Field(
+        default=None, description="The bootname of the slot the next boot starts (RAUC's primary)"
+    )
     slots: list[FirmwareSlot]
     bundle: FirmwareBundle | None = Field(description="The uploaded bundle waiting to be installed")
     install: FirmwareInstall | None = Field(

@@ -186,12 +186,15 @@ def status(settings: Settings) -> FirmwareStatus:
         return FirmwareStatus(
             ab_system=True, detail=detail, compatible=system.compatible, booted=None, slots=[], bundle=bundle
         )
+    slots = sorted(_slots(report.get("slots") or []), key=lambda slot: slot.name)
+    primary = next((slot.bootname for slot in slots if slot.name == report.get("boot_primary")), None)
     return FirmwareStatus(
         ab_system=True,
         detail=None,
         compatible=report.get("compatible") or system.compatible,
         booted=report.get("booted"),
-        slots=sorted(_slots(report.get("slots") or []), key=lambda slot: slot.name),
+        primary=primary,
+        slots=slots,
         bundle=bundle,
     )
 

@@ -10,6 +10,8 @@ upgrade across the reboot:
 - the API writes it when the install starts (`installing`) and moves it on once RAUC is idle again:
   `installed` when the target slot carries the bundle's version, `install_failed` with RAUC's own
   error otherwise (the running slot was never touched);
+- an admin may cancel an installed upgrade before the restart (`cancelled`): RAUC makes the running
+  slot the one to boot again, and the installed slot keeps the new version until the next install;
 - fulcrum-boot-check (root, at every boot: fulcrum/boot_check.py) moves an installed upgrade on:
   `good` when the new slot is found healthy, `failed` when not (it then marks the slot bad and
   restarts the machine), and `rolled_back` when the machine came up on the old slot instead.
@@ -110,6 +112,39 @@ def start_install(session: Session, actor: audit.Actor, settings: Settings) -> F
         bundle.version,
         {"sha256": bundle.sha256, "from_slot": record.from_slot, "to_slot": record.to_slot},
     )
+    return status(settings)
+
+
+def cancel_install(session: Session, actor: audit.Actor, settings: Settings) -> FirmwareStatus:
+    """Withdraw an installed upgrade before the node restarts into it: RAUC marks the running slot
+    the one to boot (its D-Bus Mark("active", "booted")), so the next restart, planned or not, comes
+    back on the version running now."""
+    firmware.rauc_system(settings)
+    current = status(settings)  # settles an install RAUC has just finished
+    upgrade = current.upgrade
+    if upgrade is None or upgrade.state != "installed":
+        state = f" (the last one is {upgrade.state.replace('_', ' ')})" if upgrade else ""
+        raise Conflict(f"no installed upgrade waits for a restart{state}: nothing to cancel")
+    if current.booted != upgrade.from_slot:
+        raise Conflict(f"this node runs slot {current.booted}, not slot {upgrade.from_slot} the upgrade "
+                       f"was installed from: restart it once, then look again")  # fmt: skip
+    installer, path, interface = RAUC_INSTALLER
+    result = firmware.run_tool(
+        [BUSCTL, "call", installer, path, interface, "Mark", "ss", "active", "booted"], settings.rauc_timeout
+    )
+    if result.returncode != 0:
+        reason = firmware.last_words(result.stderr) or "no answer"
+        raise Conflict(f"RAUC did not make slot {upgrade.from_slot} the one to boot, so the upgrade to "
+                       f"{upgrade.version} still waits for the restart: {reason}")  # fmt: skip
+    after = firmware.status(settings)
+    if after.primary != upgrade.from_slot:
+        raise Conflict(f"RAUC answered, but slot {after.primary or '?'} is still the one to boot, so the "
+                       f"upgrade to {upgrade.version} still waits for the restart")  # fmt: skip
+    reason = (f"cancelled by {actor.username} before the restart: slot {upgrade.from_slot} stays the one to "
+              f"boot; slot {upgrade.to_slot} keeps {upgrade.version} until the next install")  # fmt: skip
+    write_record(firmware.firmware_dir(settings), moved(upgrade, "cancelled", reason))
+    audit.record(session, actor, "firmware.cancel", upgrade.version,
+                 {"from_slot": upgrade.from_slot, "to_slot": upgrade.to_slot})  # fmt: skip
     return status(settings)
 
 

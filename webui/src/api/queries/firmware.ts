@@ -1,5 +1,12 @@
 import { queryOptions, type QueryClient } from '@tanstack/react-query';
-import { firmwareDeleteBundle, firmwareGetFirmware, firmwareInstallBundle, firmwareRebootNode, statusHealth } from '../../client/sdk.gen';
+import {
+  firmwareCancelUpgrade,
+  firmwareDeleteBundle,
+  firmwareGetFirmware,
+  firmwareInstallBundle,
+  firmwareRebootNode,
+  statusHealth,
+} from '../../client/sdk.gen';
 import type { FirmwareBundle, FirmwareStatus } from '../../client/types.gen';
 import { uploadFile } from '../http';
 
@@ -46,6 +53,13 @@ export const installBundleMutation = (queryClient: QueryClient) => ({
   mutationFn: async () => (await firmwareInstallBundle()).data,
   onSuccess: (status: FirmwareStatus) => queryClient.setQueryData(firmwareKeys.status, status),
   // A refusal may still have recorded the upgrade as failed (RAUC did not take the bundle).
+  onError: () => queryClient.invalidateQueries({ queryKey: firmwareKeys.status }),
+});
+
+/** The running slot boots next again; the answer is the status that shows the upgrade cancelled. */
+export const cancelUpgradeMutation = (queryClient: QueryClient) => ({
+  mutationFn: async () => (await firmwareCancelUpgrade()).data,
+  onSuccess: (status: FirmwareStatus) => queryClient.setQueryData(firmwareKeys.status, status),
   onError: () => queryClient.invalidateQueries({ queryKey: firmwareKeys.status }),
 });
 

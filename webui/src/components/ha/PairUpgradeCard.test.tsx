@@ -136,7 +136,7 @@ describe('PairUpgradeCard', () => {
   });
 
   it('shows a stopped upgrade with the step it stopped at, and offers it again', async () => {
-    const message = 'stopped by admin during install peer; lb2 has 2.0.0 installed, to boot at the next restart';
+    const message = 'stopped by admin during install peer; lb2 has 2.0.0 installed, to boot at the next restart (System → Firmware on that node cancels it)';
     showCard(ACTIVE, {
       'GET /api/v1/ha/upgrade': { status: 200, body: { upgrade: record('stopped', { send_bundle: ['done'], install_peer: ['stopped'] }, message) } },
     });
