@@ -6,12 +6,16 @@ the same port, as the two appliances are.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
+import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -158,3 +162,63 @@ def test_it_drops_root_before_probing(port: int) -> None:
         process.wait(timeout=10)
     finally:
         listener.close()
+
+
+@pytest.fixture
+def journal() -> Iterator[tuple[Path, socket.socket]]:
+    """A syslog datagram socket, as journald's /dev/log, where nobody (the script after its drop
+    from root) may send to it: outside pytest's root-only temporary directories."""
+    folder = Path(tempfile.mkdtemp(prefix="node-health-log-"))
+    folder.chmod(0o755)
+    path = folder / "log"
+    receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    receiver.bind(str(path))
+    path.chmod(0o666)
+    receiver.settimeout(5)
+    try:
+        yield path, receiver
+    finally:
+        receiver.close()
+        shutil.rmtree(folder)
+
+
+def received(receiver: socket.socket, wait: float) -> list[str]:
+    receiver.settimeout(wait)
+    lines = []
+    with contextlib.suppress(TimeoutError):
+        while True:
+            lines.append(receiver.recv(4096).decode())
+    return lines
+
+
+def test_a_changed_verdict_is_kept_and_told_to_the_journal_once(serve, port: int, tmp_path: Path, journal) -> None:
+    """keepalived drops the script's output: a new verdict goes to the journal, once, and stays in
+    the verdict file; the same verdict an interval later says nothing more."""
+    log_socket, receiver = journal
+    verdict_file = tmp_path / "node-health.verdict"
+    extra = ("--verdict-file", str(verdict_file), "--log-socket", str(log_socket))
+    assert run(port, *extra).returncode == 1  # nothing answers: sick, no peer to ask
+    [line] = received(receiver, 5)
+    assert re.fullmatch(rf"<28>fulcrum-node-health\[\d+\]: sick, stepping down: API http://127\.0\.0\.1:{port}\S+: "
+                        r"ConnectionRefusedError: .*", line), line  # fmt: skip
+    assert verdict_file.read_text() == line.split("]: ", 1)[1] + "\n"
+    assert verdict_file.stat().st_mode & 0o777 == 0o644
+    assert run(port, *extra).returncode == 1
+    assert received(receiver, 0.5) == []
+
+    serve("127.0.0.1", "ok")
+    assert run(port, *extra).returncode == 0
+    [line] = received(receiver, 5)
+    assert re.fullmatch(r"<29>fulcrum-node-health\[\d+\]: healthy again", line), line
+    assert verdict_file.read_text() == "healthy\n"
+    assert run(port, *extra).returncode == 0
+    assert received(receiver, 0.5) == []
+
+
+def test_a_first_healthy_verdict_tells_nothing(serve, port: int, tmp_path: Path, journal) -> None:
+    log_socket, receiver = journal
+    serve("127.0.0.1", "ok")
+    verdict_file = tmp_path / "node-health.verdict"
+    assert run(port, "--verdict-file", str(verdict_file), "--log-socket", str(log_socket)).returncode == 0
+    assert received(receiver, 0.5) == []
+    assert verdict_file.read_text() == "healthy\n"

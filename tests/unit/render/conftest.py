@@ -47,6 +47,7 @@ NODE_HEALTH = NodeHealth(
     program="/opt/fulcrum/venv/bin/fulcrum-node-health",
     url="https://127.0.0.1/api/v1/health",
     checker_pidfile="/run/fulcrum/keepalived-checkers.pid",
+    verdict_file="/run/fulcrum/node-health.verdict",
 )
 RUNTIME = RuntimePaths(
     notify_fifo="/run/fulcrum/vrrp.fifo",

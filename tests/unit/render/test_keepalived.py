@@ -258,6 +258,7 @@ def test_the_sync_daemon_follows_the_first_instance_and_the_sync_group_holds_all
         ("program", "fulcrum-node-health"),
         ("program", "/usr/bin/x --evil"),
         ("checker_pidfile", "/run/x\"y"),
+        ("verdict_file", "/run/x --log-socket /tmp/y"),
         ("interval", 0),
         ("interval", 1.5),
         ("fall", 61),

@@ -69,6 +69,7 @@ def runtime_paths(settings: Settings) -> RuntimePaths:
             program=str(settings.node_health_program or Path(sys.executable).parent / NODE_HEALTH_PROGRAM),
             url=settings.node_health_url,
             checker_pidfile=str(checkers),
+            verdict_file=str(run_dir / "node-health.verdict"),
             interval=settings.node_health_interval,
             timeout=settings.node_health_timeout,
             fall=settings.node_health_fall,

@@ -13,13 +13,21 @@ on the peer (`--peer`, the VRRP unicast peer; same scheme, port and path). When 
 planes are down, the VIPs stay where they are: the data plane does not need the API, and FAULT
 on both nodes would drop the VIPs everywhere.
 
+keepalived drops what the script prints, so a verdict that differs from the last one (kept in
+`--verdict-file`) also goes to the journal through syslog's socket (`--log-socket`, /dev/log):
+"sick, stepping down: ...", "sick, but staying: ...", or "healthy again", once each time it
+changes rather than every interval. The verdict file (0644) also tells whoever reads it what the
+check found last.
+
 keepalived runs it as root (keepalived 2.2.7's config test kills itself checking a script that
-runs as another user, acassen/keepalived#2617), so it reads the pid file and then drops to
-nobody before touching the network. Deliberately tiny: standard library sockets, no HTTP client
-library; keepalived starts it every interval, and Python's start-up is most of its cost.
+runs as another user, acassen/keepalived#2617), so it reads the pid file and opens the verdict
+file, then drops to nobody before touching the network. Deliberately tiny: standard library
+sockets, no HTTP client library; keepalived starts it every interval, and Python's start-up is
+most of its cost.
 
     fulcrum-node-health --url http://127.0.0.1:8080/api/v1/health [--timeout 1]
                         [--checker-pidfile /run/fulcrum/keepalived-checkers.pid] [--peer 192.0.2.2]
+                        [--verdict-file /run/fulcrum/node-health.verdict] [--log-socket /dev/log]
 
 Exit status: 0 healthy (or sick with no healthy peer to hand over to), 1 step down, 2 bad usage.
 """
@@ -31,7 +39,15 @@ import socket
 import sys
 
 NOBODY = 65534
-USAGE = "usage: fulcrum-node-health --url URL [--timeout SECONDS] [--checker-pidfile PATH] [--peer ADDRESS]"
+USAGE = (
+    "usage: fulcrum-node-health --url URL [--timeout SECONDS] [--checker-pidfile PATH] [--peer ADDRESS] "
+    "[--verdict-file PATH] [--log-socket PATH]"
+)
+HEALTHY = "healthy"
+MAX_VERDICT = 1024  # characters kept and logged of a verdict
+LOG_SOCKET = "/dev/log"
+# syslog's facility daemon (3) times 8 plus the severity: warning (4) when sick, notice (5) when well.
+PRIORITY_SICK, PRIORITY_WELL = 3 * 8 + 4, 3 * 8 + 5
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,30 +62,74 @@ def main(argv: list[str] | None = None) -> int:
     pidfile = options.get("--checker-pidfile")
     if pidfile and not _keepalived_alive(pidfile):
         problems.append(f"keepalived's checker process ({pidfile}) is not running")
+    verdict_file = _open_verdict_file(options.get("--verdict-file"))
     _drop_privileges(scheme)
+    status, verdict = _judge(options, problems, scheme, host, port, path, timeout)
+    if verdict != HEALTHY:
+        print(verdict, file=sys.stderr)
+    if verdict_file is not None:
+        _tell_a_change(verdict_file, verdict, options.get("--log-socket", LOG_SOCKET))
+    return status
+
+
+def _judge(
+    options: dict[str, str], problems: list[str], scheme: str, host: str, port: int, path: str, timeout: float
+) -> tuple[int, str]:
+    """The exit status and the verdict in words."""
     local = _probe(scheme, host, port, path, timeout)
     if local:
         problems.append(f"API {options['--url']}: {local}")
     if not problems:
-        return 0
+        return 0, HEALTHY
     peer = options.get("--peer")
     if peer is None:
-        print("sick, stepping down: " + "; ".join(problems), file=sys.stderr)
-        return 1
-    peer_host = peer.strip("[]")
-    peer_problem = _probe(scheme, peer_host, port, path, timeout)
+        return 1, "sick, stepping down: " + "; ".join(problems)
+    peer_problem = _probe(scheme, peer.strip("[]"), port, path, timeout)
     if peer_problem:
-        print(
-            f"sick, but staying: the peer cannot take over ({peer_problem}): " + "; ".join(problems),
-            file=sys.stderr,
-        )
-        return 0
-    print("sick, stepping down: " + "; ".join(problems), file=sys.stderr)
-    return 1
+        return 0, f"sick, but staying: the peer cannot take over ({peer_problem}): " + "; ".join(problems)
+    return 1, "sick, stepping down: " + "; ".join(problems)
+
+
+def _open_verdict_file(path: str | None) -> int | None:
+    """Opened while still root (keepalived's run directory is root's); None when not asked for."""
+    if path is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+        os.fchmod(fd, 0o644)  # whatever keepalived's umask: the API reads it
+        return fd
+    except OSError as error:
+        print(f"fulcrum-node-health: the verdict file {path}: {error}", file=sys.stderr)
+        return None
+
+
+def _tell_a_change(fd: int, verdict: str, log_socket: str) -> None:
+    """Keep `verdict` in the file and send it to the journal, when it is not what the file held."""
+    verdict = verdict[:MAX_VERDICT]
+    try:
+        before = os.pread(fd, 4 * MAX_VERDICT, 0).decode("utf-8", "replace").strip()
+        if before != verdict:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, verdict.encode() + b"\n", 0)
+    except OSError as error:
+        print(f"fulcrum-node-health: the verdict file: {error}", file=sys.stderr)
+        return
+    finally:
+        os.close(fd)
+    if (before or HEALTHY) == verdict:  # no news (a first verdict of healthy is none either)
+        return
+    sick = verdict != HEALTHY
+    words = verdict if sick else "healthy again"
+    message = f"<{PRIORITY_SICK if sick else PRIORITY_WELL}>fulcrum-node-health[{os.getpid()}]: {words}"
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as journal:
+            journal.sendto(message.encode(), log_socket)
+    except OSError as error:  # no journal listening: the verdict file still has it
+        print(f"fulcrum-node-health: {log_socket}: {error}", file=sys.stderr)
 
 
 def _parse(args: list[str]) -> dict[str, str]:
-    known = {"--url", "--timeout", "--checker-pidfile", "--peer"}
+    known = {"--url", "--timeout", "--checker-pidfile", "--peer", "--verdict-file", "--log-socket"}
     if len(args) % 2:
         raise ValueError(f"expected option-value pairs, got {args!r}")
     options = dict(zip(args[::2], args[1::2], strict=True))

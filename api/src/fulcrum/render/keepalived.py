@@ -68,6 +68,7 @@ class NodeHealth:
     program: the fulcrum-node-health executable (root-owned, as enable_script_security demands).
     url: this node's API health endpoint as seen from keepalived's network namespace.
     checker_pidfile: keepalived's checker process pid file (checked when there are services).
+    verdict_file: where the script keeps its last verdict, and sends a changed one to the journal.
     interval, fall, rise: keepalived's script timers (whole seconds; failures / successes in a row).
     timeout: seconds per HTTP probe (the local API, then the peer's when the local one fails).
     """
@@ -75,6 +76,7 @@ class NodeHealth:
     program: str
     url: str
     checker_pidfile: str | None = None
+    verdict_file: str | None = None
     interval: int = 1
     timeout: float = 1.0
     fall: int = 2
@@ -83,6 +85,7 @@ class NodeHealth:
     def __post_init__(self) -> None:
         _check_path("node_health.program", self.program)
         _check_path("node_health.checker_pidfile", self.checker_pidfile)
+        _check_path("node_health.verdict_file", self.verdict_file)
         if not _URL.fullmatch(self.url):
             raise ValueError(f"node_health.url: {self.url!r} is not a plain http(s) URL")
         for field in ("interval", "fall", "rise"):
@@ -159,6 +162,8 @@ def _node_health(health: NodeHealth | None, node: Node, has_checker: bool) -> di
         command += ["--checker-pidfile", health.checker_pidfile]
     if node.peer_address is not None:
         command += ["--peer", str(node.peer_address)]
+    if health.verdict_file:
+        command += ["--verdict-file", health.verdict_file]
     return {
         "name": NODE_HEALTH_SCRIPT,
         "command": " ".join(command),
