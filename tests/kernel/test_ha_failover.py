@@ -27,6 +27,8 @@ from lab.pair import ALL_VIPS, ECHO_PORT, FRONT_VIPS, ONE_ARM_PORT, AdvertSniffe
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(3000)]
 
 ADVERT = 1.0
+# A node-health round here: its interval (lab.pair.NODE_HEALTH_ENV) and a Python start.
+HEALTH_ROUND = int(ha.NODE_HEALTH_ENV["FULCRUM_NODE_HEALTH_INTERVAL"]) + 15
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +68,14 @@ def takeover(pair: HaPair, old: Node, action, *, restore=None, what: str) -> Nod
     if restore is not None:
         restore()
     return new
+
+
+def verdict(node: Node) -> str:
+    """The node-health check's last verdict (fulcrum.ha.node_health), "" before its first."""
+    try:
+        return (node.state_dir / "node-health.verdict").read_text().strip()
+    except FileNotFoundError:
+        return ""
 
 
 def group_states(node: Node) -> set[str]:
@@ -230,10 +240,20 @@ def test_stopping_the_active_api_moves_every_vip_but_not_when_both_are_down(pair
     API answers. With both APIs down nobody can do better, so the VIPs stay where they are."""
     old = pair.wait_single_master()
     new = takeover(pair, old, old.api.stop, what="API stopped")
+    # What keepalived's script found, kept in its verdict file (keepalived drops what it prints).
+    assert verdict(old).startswith(f"sick, stepping down: API {ha.NODE_HEALTH_ENV['FULCRUM_NODE_HEALTH_URL']}: ")
     new.api.stop()
-    # Several node-health rounds (30 s apart here, each a Python start of seconds), both failing.
-    deadline = time.monotonic() + 120
+    # The check runs every 30 s here (a Python start of seconds each): the round that finds both
+    # APIs down says it stays, and the VIPs stay through that round and the next one.
+    stays = "sick, but staying: the peer cannot take over"
+    first_staying = None
+    deadline = time.monotonic() + 3 * HEALTH_ROUND
     while time.monotonic() < deadline:
         assert pair.single_master() is new, f"with both APIs down the VIPs moved: {pair.holders()}"
+        if first_staying is None and verdict(new).startswith(stays):
+            first_staying = time.monotonic()
+            deadline = first_staying + HEALTH_ROUND + 5
         time.sleep(0.5)
+    assert first_staying is not None, f"{new.name}'s node-health check never found both APIs down: {verdict(new)!r}"
+    assert verdict(new).startswith(stays), verdict(new)  # a later round did not change its mind
     assert pair.probe.wait_for_requests(time.monotonic(), count=6)
