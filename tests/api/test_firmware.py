@@ -461,6 +461,31 @@ def test_an_upgrade_outcome_is_announced_once_as_an_event(
     assert [(e.severity, e.message) for e in events][1:] == [("info", "Upgraded to 9.9.9: slot B is good")]
 
 
+def test_the_upgrade_watch_opens_no_transaction_without_a_new_outcome(
+    app, ab_client: TestClient, firmware_dir: Path, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Its rounds (every 15 s) must not take the database's write lock for nothing: a commit waits
+    on that lock, and on a slow box every transaction costs."""
+    watch = app.state.upgrade_watch
+    watch.settings = app.state.settings
+    scopes = []
+    opened = watch.telemetry.session_scope
+    monkeypatch.setattr(watch.telemetry, "session_scope", lambda: scopes.append(1) or opened())
+    watch.run_once()  # no record at all
+    now = datetime.now(UTC)
+    record = FirmwareUpgrade(version="9.9.9", from_slot="A", to_slot="B", state="installed", reason=None,
+                             started_at=now, updated_at=now)  # fmt: skip
+    write_record(firmware_dir, record)
+    watch.run_once()  # an upgrade under way: no outcome yet
+    assert scopes == []
+    write_record(firmware_dir, record.model_copy(update={"state": "good"}))
+    watch.run_once()
+    watch.run_once()
+    watch.run_once()
+    assert len(scopes) == 1  # announced once; the same outcome is not looked up again
+    assert len(session.scalars(select(Event).where(Event.kind == "upgrade.result")).all()) == 1
+
+
 def test_the_running_version_is_the_booted_slots_bundle_version(
     app, rauc_conf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
 ) -> None:

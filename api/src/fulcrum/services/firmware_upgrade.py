@@ -173,6 +173,15 @@ def reboot(session: Session, actor: audit.Actor, applier: Applier, settings: Set
     audit.record(session, actor, "system.reboot", upgrade.version if upgrade else "", detail)
 
 
+def outcome_key(settings: Settings) -> tuple[str, str, str] | None:
+    """The outcome the upgrade record holds, to announce unless it was (a file read: cheap); None
+    when it holds none."""
+    record = read_record(firmware.firmware_dir(settings))
+    if record is None or record.state not in OUTCOMES:
+        return None
+    return record.version, record.state, record.started_at.isoformat()
+
+
 def announce_outcome(session: Session, events: EventRecorder, settings: Settings) -> bool:
     """Record the last upgrade's outcome as an `upgrade.result` event, once (the newest event of the
     kind says which outcome was announced last). True when an event was recorded."""
