@@ -32,3 +32,13 @@ def test_a_token_use_survives_a_locked_database(tmp_path: Path) -> None:
         _record_token_use(app)
         [token] = client.get("/api/v1/tokens").json()["data"]
         assert token["last_used_at"] is not None
+
+        # Nothing used since: the round takes no write lock (it would wait on a held one, and fail).
+        app.state.token_usage.take()
+        other_writer = sqlite3.connect(tmp_path / "fulcrum.db", isolation_level=None)
+        other_writer.execute("BEGIN IMMEDIATE")
+        try:
+            _record_token_use(app)
+        finally:
+            other_writer.execute("ROLLBACK")
+            other_writer.close()

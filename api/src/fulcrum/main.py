@@ -245,6 +245,8 @@ def _expire_confirmations(app: FastAPI) -> None:
 def _record_token_use(app: FastAPI) -> None:
     usage: TokenUsage = app.state.token_usage
     seen = usage.take()
+    if not seen:  # no token used since the last write: no write transaction for nothing
+        return
     try:
         # unit_of_work, not session.begin(): inside begin() the transaction has started, and
         # begin_write could no longer make it BEGIN IMMEDIATE.
