@@ -18,10 +18,19 @@ keepalived puts them in IPVS as configured and no checker traffic competes with 
 - memory: VmRSS and VmHWM of the API process and of keepalived's processes;
 - a TCP connection through the VIP (the `echo` service) opened before the first commit gets an
   echo after each one.
+
+With FULCRUM_BENCH_PYSPY=PATH (a py-spy executable the VM can run; pass it as
+`--bench-env FULCRUM_BENCH_PYSPY=PATH`), the API process and its children are sampled with py-spy
+during each size's one-weight changes from PROFILE_FROM backends on: collapsed stacks in
+data/profile-api-SIZE.txt (`py-spy record --nonblocking --format raw`: the API is not paused to be
+sampled), to read where the emulated time goes.
 """
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -42,6 +51,7 @@ PER_SERVICE = 100
 REPS = 3  # one-weight changes per size; 2 from 5,000 on, where one takes most of a minute in the VM
 FIRST_PORT = 20000
 COMMIT_TIMEOUT = 900
+PROFILE_FROM = 5000
 ECHO_PORT = 7
 
 
@@ -65,6 +75,22 @@ def keepalived_memory(state_dir: Path) -> dict[str, dict[str, int]]:
         except (OSError, ValueError, IndexError):
             continue
     return found
+
+
+def start_profiler(out: Path, pid: int, size: int) -> subprocess.Popen[bytes] | None:
+    """py-spy sampling the API (and its children) until stop_profiler, when asked for and at size."""
+    pyspy = os.environ.get("FULCRUM_BENCH_PYSPY")
+    if not pyspy or size < PROFILE_FROM:
+        return None
+    output = out / f"profile-api-{size}.txt"
+    return subprocess.Popen([pyspy, "record", "--pid", str(pid), "--subprocesses", "--rate", "20", "--nonblocking", "--format", "raw",
+                             "--output", str(output)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop_profiler(profiler: subprocess.Popen[bytes] | None) -> None:
+    if profiler is not None:
+        profiler.send_signal(signal.SIGINT)  # py-spy writes its output as it stops
+        profiler.wait(timeout=120)
 
 
 def timed_commit(env, message: str, expected_reals: int, matched: Callable[[str], bool] | None = None) -> dict:
@@ -148,6 +174,7 @@ def test_commit_to_kernel_at_size(env):
             level["commit"] = timed_commit(env, f"bench: {size} backends", base_reals + total)
             level["survived_commit"] = survives(f"{size} commit")
             reloads = []
+            profiler = start_profiler(env.out, api_pid, size)
             for rep in range(REPS if size <= 1000 else 2):
                 cp0 = env.service("cp0")
                 first = cp0["backends"][0]
@@ -163,6 +190,7 @@ def test_commit_to_kernel_at_size(env):
                 reload["edit_seconds"] = edit_seconds
                 reload["survived"] = survives(f"{size} reload {rep}")
                 reloads.append(reload)
+            stop_profiler(profiler)
             level["reloads"] = reloads
             level["reload_seconds"] = spread([r["reload_and_readback_seconds"] for r in reloads])
             level["reload_commit_seconds"] = spread([r["commit_seconds"] for r in reloads])
