@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from fulcrum.apply.files import write_atomic
 from fulcrum.apply.result import VrrpView
-from fulcrum.config.snapshot import ConfigSnapshot, Node, VipGroup
+from fulcrum.config.snapshot import Node, VipGroup, VrrpPart
 from fulcrum.models import Event
 from fulcrum.render.keepalived import INSTANCE_PREFIX, instance_name
 from fulcrum.schemas.telemetry import StatsSnapshot
@@ -51,7 +51,7 @@ class Reported:
     at: datetime | None
 
 
-def reported_states(session: Session, running: ConfigSnapshot | None) -> dict[str, Reported]:
+def reported_states(session: Session, running: VrrpPart | None) -> dict[str, Reported]:
     """keepalived's newest notification for every VIP group of the running configuration."""
     reported = {}
     for group in running.vip_groups if running else []:

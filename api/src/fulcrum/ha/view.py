@@ -11,7 +11,7 @@ from fulcrum.alerts.node import NodeView
 from fulcrum.apply.client import ApplierError
 from fulcrum.apply.maintenance import in_maintenance
 from fulcrum.apply.result import VrrpView
-from fulcrum.config.snapshot import ConfigSnapshot, Node
+from fulcrum.config.snapshot import Node
 from fulcrum.ha import local, replication, upgrade_record, wire
 from fulcrum.ha.pairing import current_pairing
 from fulcrum.ha.runtime import HaRuntime
@@ -77,7 +77,7 @@ def vrrp_view(runtime: HaRuntime) -> VrrpView | None:
 
 def local_view(session: Session, runtime: HaRuntime) -> LocalView:
     pairing = current_pairing(session)
-    running: ConfigSnapshot | None = revisions.snapshot_of(revisions.running(session))
+    running = revisions.vrrp_part_of(revisions.running(session))
     saved = get_node(session)
     node = running.node if running else saved
     # Never None: Settings fills the default in after validation.

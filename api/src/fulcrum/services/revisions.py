@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from fulcrum.apply.client import Applier
 from fulcrum.apply.result import ApplyOutcome, ApplyResult, ApplyStep
 from fulcrum.config.network import NetworkConfig
-from fulcrum.config.snapshot import ConfigSnapshot, digest_of, parsed_snapshot
+from fulcrum.config.snapshot import ConfigSnapshot, VrrpPart, digest_of, parsed_snapshot, parsed_vrrp_part
 from fulcrum.db import begin_write, end_read
 from fulcrum.errors import ApplyDiskFull, ApplyFailed, ApplyRejected, Conflict, NotFound
 from fulcrum.models import GOOD_STATES, Revision, RevisionState
@@ -74,6 +74,11 @@ def awaiting_confirm(session: Session) -> Revision | None:
 
 def snapshot_of(revision: Revision | None) -> ConfigSnapshot | None:
     return parsed_snapshot(revision.snapshot) if revision else None
+
+
+def vrrp_part_of(revision: Revision | None) -> VrrpPart | None:
+    """The node and VIP groups of `revision` alone (config.snapshot.VrrpPart)."""
+    return parsed_vrrp_part(revision.snapshot) if revision else None
 
 
 def network_of(revision: Revision | None) -> NetworkConfig | None:
