@@ -59,6 +59,7 @@ ANY_NODE = {
     ("POST", "/api/v1/firmware/bundle"),
     ("DELETE", "/api/v1/firmware/bundle"),
     ("POST", "/api/v1/firmware/install"),  # each node of a pair is upgraded on its own
+    ("POST", "/api/v1/firmware/cancel"),
     ("POST", "/api/v1/firmware/reboot"),
     ("POST", "/api/v1/alerts/channels"),
     ("PUT", "/api/v1/alerts/channels/{channel_id}"),
