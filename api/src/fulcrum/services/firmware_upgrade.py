@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -96,11 +97,7 @@ def start_install(session: Session, actor: audit.Actor, settings: Settings) -> F
         updated_at=now,
     )
     write_record(firmware.firmware_dir(settings), record)
-    installer, path, interface = RAUC_INSTALLER
-    result = firmware.run_tool(
-        [BUSCTL, "call", installer, path, interface, "InstallBundle", "sa{sv}", str(bundle_path), "0"],
-        settings.rauc_timeout,
-    )
+    result = _call_installer(settings, "InstallBundle", "sa{sv}", str(bundle_path), "0")
     if result.returncode != 0:
         reason = firmware.last_words(result.stderr) or "no answer"
         write_record(firmware.firmware_dir(settings), moved(record, "install_failed", reason))
@@ -128,10 +125,7 @@ def cancel_install(session: Session, actor: audit.Actor, settings: Settings) -> 
     if current.booted != upgrade.from_slot:
         raise Conflict(f"this node runs slot {current.booted}, not slot {upgrade.from_slot} the upgrade "
                        f"was installed from: restart it once, then look again")  # fmt: skip
-    installer, path, interface = RAUC_INSTALLER
-    result = firmware.run_tool(
-        [BUSCTL, "call", installer, path, interface, "Mark", "ss", "active", "booted"], settings.rauc_timeout
-    )
+    result = _call_installer(settings, "Mark", "ss", "active", "booted")
     if result.returncode != 0:
         reason = firmware.last_words(result.stderr) or "no answer"
         raise Conflict(f"RAUC did not make slot {upgrade.from_slot} the one to boot, so the upgrade to "
@@ -202,6 +196,15 @@ def announce_outcome(session: Session, events: EventRecorder, settings: Settings
     events.record("upgrade.result", severity, message + (f": {record.reason}" if record.reason else ""),
                   detail=detail, session=session)  # fmt: skip
     return True
+
+
+def _call_installer(
+    settings: Settings, method: str, signature: str, *arguments: str
+) -> subprocess.CompletedProcess[str]:
+    """A method of RAUC's Installer over D-Bus; its arguments are ours, never a client's."""
+    installer, path, interface = RAUC_INSTALLER
+    command = [BUSCTL, "call", installer, path, interface, method, signature, *arguments]
+    return firmware.run_tool(command, settings.rauc_timeout)
 
 
 def install_state(timeout: float) -> FirmwareInstall | None:
