@@ -114,7 +114,11 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
             await asyncio.to_thread(_reapply, app)
         fifos = tuple(p for p in (settings.notify_fifo, settings.lvs_notify_fifo) if p is not None)
         app.state.telemetry = Telemetry(
-            app.state.sessionmaker, app.state.applier, settings.stats_interval, fifos
+            app.state.sessionmaker,
+            app.state.applier,
+            settings.stats_interval,
+            fifos,
+            committing=revision_service.commit_lock.locked,
         )
         if settings.stats_interval > 0:
             app.state.telemetry.start()

@@ -1,11 +1,14 @@
-"""When the statistics collector runs its next round (pure): on the interval's beat while rounds
-are short, and never more than a quarter of the time when they are long."""
+"""When the statistics collector runs its next round: on the interval's beat while rounds are
+short, never more than a quarter of the time when they are long, and not while a commit runs."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
-from fulcrum.telemetry.hub import COLLECTOR_DUTY, next_round
+from fulcrum.telemetry.hub import COLLECTOR_DUTY, Telemetry, next_round
 
 
 def test_short_rounds_keep_the_beat():
@@ -27,3 +30,29 @@ def test_missed_beats_are_skipped_not_caught_up():
     # A round of 5 s on a 1 s beat: the rounds after it are not run at once to catch up.
     following = next_round(100.0, 1.0, started=100.0, finished=105.0)
     assert next_round(following, 1.0, started=following, finished=following + 0.01) == following + 1.0
+
+
+class _CountingTelemetry(Telemetry):
+    """The collector's loop as it runs, with each round only counted."""
+
+    rounds = 0
+
+    def collect(self):  # type: ignore[override]
+        self.rounds += 1
+
+
+def test_rounds_sit_out_a_commit_and_resume_after_it():
+    committing = threading.Event()
+    committing.set()
+    telemetry = _CountingTelemetry(sessions=None, applier=None, interval=0.01, committing=committing.is_set)
+    telemetry.start()
+    try:
+        time.sleep(0.3)  # thirty beats, each a round had no commit been under way
+        assert telemetry.rounds == 0
+        committing.clear()
+        deadline = time.monotonic() + 10
+        while telemetry.rounds < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert telemetry.rounds >= 3, "the collector did not resume after the commit"
+    finally:
+        telemetry.stop()

@@ -58,10 +58,12 @@ class Telemetry:
         applier: Applier,
         interval: float = 1.0,
         fifos: tuple[Path, ...] = (),
+        committing: Callable[[], bool] = lambda: False,
     ) -> None:
         self.session_scope: Callable[[], AbstractContextManager[Session]] = lambda: _scope(sessions)
         self.applier = applier
         self.interval = interval
+        self.committing = committing
         self.broadcaster = Broadcaster()
         self.history = History()
         self.latest: StatsSnapshot | None = None
@@ -94,13 +96,18 @@ class Telemetry:
         next_tick = time.monotonic()
         while not self._stop.is_set():
             started = time.monotonic()
-            try:
-                self.collect()
-            except Exception:
-                log.exception("statistics collection")
-            now = time.monotonic()
-            next_tick = next_round(next_tick, self.interval, started, now)
-            self._stop.wait(max(0.0, next_tick - now))
+            if self.committing():
+                # A commit is under way: at size it needs the interpreter (rendering, validating)
+                # and the applier (reload, read-back) that a round would take a fifth of, and the
+                # statistics would only count the old table. The round is a gap in the charts.
+                next_tick = max(next_tick + self.interval, started)  # on the beat, none caught up
+            else:
+                try:
+                    self.collect()
+                except Exception:
+                    log.exception("statistics collection")
+                next_tick = next_round(next_tick, self.interval, started, time.monotonic())
+            self._stop.wait(max(0.0, next_tick - time.monotonic()))
 
     # --- statistics -----------------------------------------------------------------------
 
