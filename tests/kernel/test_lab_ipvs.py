@@ -3,6 +3,7 @@
 import pytest
 
 import lab
+from fulcrum.dataplane.ipvs_table import ServiceKey
 from lab import client, ipvs
 
 pytestmark = pytest.mark.kernel
@@ -51,6 +52,22 @@ def test_rr_nat_spreads_new_connections_exactly_evenly(tmp_path):
     for real in service.real_servers:
         assert real.forwarding == "nat"
         assert real.counters.outpkts > 0, "NAT replies go back through the LB"
+
+
+def test_a_read_of_some_services_leaves_the_others_out(tmp_path):
+    """The apply's read-back polls only the services a revision changes (fulcrum.apply.daemons.keepalived)."""
+    net = lab.build("nat", backends=2, workdir=tmp_path)
+    for port in (80, 81, 82):
+        add_service(net, port=port)
+    whole = ipvs.read_ipvs(net.lb)
+    assert sorted(service.key.port for service in whole.services) == [80, 81, 82]
+    wanted = {service.key for service in whole.services if service.key.port != 81}
+    absent = ServiceKey(family=4, protocol="tcp", address=net.vip, port=83)
+
+    some = ipvs.read_ipvs(net.lb, only=wanted | {absent})
+
+    assert some.services == tuple(service for service in whole.services if service.key in wanted)
+    assert ipvs.read_ipvs(net.lb, only=set()).services == ()
 
 
 @pytest.mark.parametrize("mode", ["dr", "tun"])

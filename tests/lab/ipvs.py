@@ -92,15 +92,16 @@ def wait_for_real_servers(ns, vip: str, port: int, expected, *, proto: str = "tc
     return real_servers(ns, vip, port, proto)
 
 
-def read_ipvs(ns):
-    """fulcrum.dataplane.ipvs_table.read_ipvs() inside `ns`: an IpvsTable with counters.
+def read_ipvs(ns, only=None):
+    """fulcrum.dataplane.ipvs_table.read_ipvs() inside `ns`: an IpvsTable with counters (of `only`
+    those services, when given).
 
     Its netlink socket must be created in the namespace, so the whole call runs in a thread
     that joined it. The first call imports Fulcrum's models (pydantic): seconds in the emulated VM.
     """
     from fulcrum.dataplane.ipvs_table import read_ipvs as fulcrum_read_ipvs
 
-    return run_in(ns, fulcrum_read_ipvs)
+    return run_in(ns, fulcrum_read_ipvs, True, only)
 
 
 def _service_fields(match: re.Match) -> dict:

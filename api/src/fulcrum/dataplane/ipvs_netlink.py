@@ -15,6 +15,7 @@ import os
 import socket
 import struct
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 NETLINK_GENERIC = 16
@@ -182,13 +183,18 @@ class IpvsSocket(GenericNetlinkSocket):
     def __exit__(self, *_: object) -> None:
         self.close()
 
-    def dump(self) -> list[IpvsDump]:
-        """Every virtual service with its destinations, as the kernel holds them now."""
+    def dump(self, wanted: Callable[[Attributes], bool] | None = None) -> list[IpvsDump]:
+        """Every virtual service (or each one `wanted` accepts) with its destinations, as the kernel
+        holds them now. The destinations are one request per service: the services alone are cheap."""
         services = [
             message.nested(IPVS_CMD_ATTR_SERVICE) or Attributes()
             for message in self.request(self.family, IPVS_CMD_GET_SERVICE, IPVS_GENL_VERSION, b"", dump=True)
         ]
-        return [IpvsDump(service, self._destinations(service)) for service in services]
+        return [
+            IpvsDump(service, self._destinations(service))
+            for service in services
+            if wanted is None or wanted(service)
+        ]
 
     def _destinations(self, service: Attributes) -> list[Attributes]:
         # GET_DEST names the service by family plus fwmark, or protocol, address and port.

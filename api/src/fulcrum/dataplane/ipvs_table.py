@@ -15,6 +15,7 @@ import errno
 import ipaddress
 import socket
 import sys
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -350,15 +351,17 @@ def ipvs_available() -> tuple[bool, str]:
     return True, _version()
 
 
-def read_ipvs(counters: bool = True) -> IpvsTable:
+def read_ipvs(counters: bool = True, only: Collection[ServiceKey] | None = None) -> IpvsTable:
     """The kernel's IPVS table, with counters and rates unless `counters` is False (the apply's
-    read-back compares the configuration only, and skips decoding them). Raises IpvsUnavailable.
+    read-back compares the configuration only, and skips decoding them); with `only`, just those of
+    its services that the kernel has. Raises IpvsUnavailable.
 
     This is the function the kernel tests in the VM call to check what keepalived programmed.
     """
+    wanted = None if only is None else (lambda service: decode_service_key(service) in only)
     try:
         with _open() as ipvs:
-            dumps = ipvs.dump()
+            dumps = ipvs.dump(wanted)
     except OSError as error:
         raise IpvsUnavailable(f"reading IPVS over netlink failed: {error}") from error
     services = []
