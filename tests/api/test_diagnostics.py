@@ -17,6 +17,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from apitest import login_as
+from lab.serving import serving
 
 PCAP_MAGIC = 0xA1B2C3D4
 
@@ -45,14 +46,8 @@ def web_server() -> Iterator[tuple[str, int]]:
         def log_message(self, *_: Any) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)) as server:
         yield server.server_address[0], server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_ping_runs_the_real_tool_with_the_host_after_the_options(

@@ -25,6 +25,8 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
+from lab.serving import serving
+
 
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
@@ -125,13 +127,8 @@ def webhook_receiver(
     server = ThreadingHTTPServer((host, port), Handler)
     if tls:
         server.socket = tls.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         yield receiver
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @dataclass

@@ -12,7 +12,6 @@ from __future__ import annotations
 import secrets
 import subprocess
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from fulcrum.apply.daemon import ApplyServer
 from fulcrum.apply.engine import ApplyEngine
 
 from applytest import VRRP_INTERFACE, Netns, Paths, engine_config, stop_test_keepalived
+from lab.serving import serving
 
 
 @pytest.fixture
@@ -73,12 +73,5 @@ def socket_dir() -> Iterator[Path]:
 
 @pytest.fixture
 def server(engine: ApplyEngine, socket_dir: Path) -> Iterator[ApplyServer]:
-    server = ApplyServer(socket_dir / "applyd.sock", engine)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
+    with serving(ApplyServer(socket_dir / "applyd.sock", engine), poll_interval=0.05) as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import http.server
 import os
 import socket
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +21,7 @@ from fulcrum import boot_check, migrate
 from fulcrum.apply.daemon import ApplyServer
 from fulcrum.schemas.firmware import FirmwareUpgrade
 from fulcrum.services import firmware_upgrade
+from lab.serving import serving
 
 # Each fake tool notes its arguments; `systemctl show` answers from show-<unit> when the test
 # wrote one (a unit in a crash loop), else as a unit that runs.
@@ -47,14 +47,8 @@ class Health(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def health_url() -> Iterator[str]:
-    server = http.server.HTTPServer(("127.0.0.1", 0), Health)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(http.server.HTTPServer(("127.0.0.1", 0), Health)) as server:
         yield f"http://127.0.0.1:{server.server_port}/api/v1/health"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture

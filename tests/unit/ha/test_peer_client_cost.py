@@ -5,13 +5,17 @@ paired node's CPU when every poll (one each 2 s) built one."""
 from __future__ import annotations
 
 import ssl
-import threading
+import sys
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
 from fulcrum.ha.peer_client import PeerAuthFailed, PeerClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: the lab package
+from lab.serving import serving  # noqa: E402
 
 
 class _Unsigned(BaseHTTPRequestHandler):
@@ -26,14 +30,8 @@ class _Unsigned(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def peer_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Unsigned)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), _Unsigned)) as server:
         yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_polls_over_plain_http_build_no_tls_context_each(peer_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
