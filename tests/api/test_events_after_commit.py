@@ -15,6 +15,7 @@ from fulcrum.db import unit_of_work
 from fulcrum.ha import events
 from fulcrum.models import Event
 from fulcrum.schemas.telemetry import Severity
+from fulcrum.services.revisions import commit_lock
 from fulcrum.telemetry.broadcast import Message
 from fulcrum.telemetry.hub import Telemetry
 
@@ -64,3 +65,26 @@ def test_a_rolled_back_requests_event_is_not_streamed(
     streamed = asyncio.run(scenario())
     assert len(streamed) == 1 and '"message":"committed"' in streamed[0], streamed
     assert session.scalars(select(Event.message)).all() == ["committed"]
+
+
+def test_the_collector_sees_a_commit_while_it_applies_and_not_after(
+    app: FastAPI, client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The API wires the statistics collector to the commit, so its rounds sit out commits
+    (tests/unit/telemetry/test_collector_pace.py: what it does then); the confirm watcher's checks,
+    which hold the commit lock each second, are no commit."""
+    seen: list[bool] = []
+    apply = app.state.applier.apply
+
+    def observed(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(app.state.telemetry.committing())
+        return apply(*args, **kwargs)
+
+    monkeypatch.setattr(app.state.applier, "apply", observed)
+    assert app.state.telemetry.committing() is False
+    with commit_lock:
+        assert app.state.telemetry.committing() is False
+    answer = client.post("/api/v1/revisions", json={"message": "nothing but the defaults"})
+    assert answer.status_code == 201, answer.text
+    assert seen == [True]
+    assert app.state.telemetry.committing() is False

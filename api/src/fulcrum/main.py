@@ -118,7 +118,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
             app.state.applier,
             settings.stats_interval,
             fifos,
-            committing=revision_service.commit_lock.locked,
+            committing=revision_service.committing.is_set,
         )
         if settings.stats_interval > 0:
             app.state.telemetry.start()

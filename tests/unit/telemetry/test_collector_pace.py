@@ -3,12 +3,17 @@ short, never more than a quarter of the time when they are long, and not while a
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from fulcrum.telemetry.hub import COLLECTOR_DUTY, Telemetry, next_round
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: the lab package
+from lab.wait import wait_until  # noqa: E402
 
 
 def test_short_rounds_keep_the_beat():
@@ -50,9 +55,6 @@ def test_rounds_sit_out_a_commit_and_resume_after_it():
         time.sleep(0.3)  # thirty beats, each a round had no commit been under way
         assert telemetry.rounds == 0
         committing.clear()
-        deadline = time.monotonic() + 10
-        while telemetry.rounds < 3 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert telemetry.rounds >= 3, "the collector did not resume after the commit"
+        wait_until(lambda: telemetry.rounds >= 3, 10, what="the collector's rounds after the commit", interval=0.01)
     finally:
         telemetry.stop()

@@ -8,10 +8,12 @@ transaction is committed (see routers/revisions.py and the confirm watcher in ma
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import threading
+from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -35,6 +37,25 @@ from fulcrum.services.paging import page
 from fulcrum.services.plan import plan
 
 commit_lock = threading.Lock()
+# Set while a commit runs (commit_lock is also held by the confirm watcher's checks each second):
+# the statistics collector sits its rounds out (fulcrum.telemetry.hub).
+committing = threading.Event()
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _marks_committing(function: Callable[P, R]) -> Callable[P, R]:
+    @functools.wraps(function)
+    def marked(*args: P.args, **kwargs: P.kwargs) -> R:
+        committing.set()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            committing.clear()
+
+    return marked
+
 
 # A failure in these steps means the configuration itself was rejected: nothing is recorded.
 _REJECTED_STEPS = {ApplyStep.RENDER, ApplyStep.VALIDATE}
@@ -135,6 +156,7 @@ def _diff(before: ConfigSnapshot | None, after: ConfigSnapshot, a: int | None, b
     return Diff(from_revision=a, to_revision=b, text=text, plan=plan(before, after))
 
 
+@_marks_committing
 def commit(
     session: Session,
     actor: audit.Actor,
