@@ -34,6 +34,15 @@ BGP: dict[str, Any] = {
 }
 
 
+# What a service whose VIP BGP announces must be (fulcrum.config.cluster).
+CLUSTERED: dict[str, Any] = {
+    "forwarding": "dr",
+    "scheduler": "mh",
+    "scheduler_fallback": True,
+    "health_check": {"on_failure": "weight_zero"},
+}
+
+
 def with_changes(**changes: Any) -> dict[str, Any]:
     return {**copy.deepcopy(BGP), **changes}
 
@@ -244,6 +253,7 @@ def test_every_enabled_service_is_announced_unless_a_list_is_given(
             "ports": [80],
             "enabled": enabled,
             "backends": [{"address": backend}],
+            **CLUSTERED,
         }
         assert client.post("/api/v1/services", json=service).status_code == 201
     assert put(client, BGP).status_code == 200
@@ -265,7 +275,7 @@ def test_a_service_whose_address_bgp_lists_cannot_be_deleted_or_moved_away(
     """Removing the only service of a listed VIP would make every commit fail on bgp.announce (and
     announce an address nothing serves): the delete or the move is refused, naming the list, and
     nothing changes. A second service on the address, or the address out of the list, lets it go."""
-    web = {"name": "web", "address": "192.0.2.10", "ports": [80], "backends": [{"address": "198.51.100.1"}]}
+    web = {"name": "web", "address": "192.0.2.10", "ports": [80], "backends": [{"address": "198.51.100.1"}], **CLUSTERED}
     web_id = client.post("/api/v1/services", json=web).json()["id"]
     assert put(client, with_changes(announce=["192.0.2.10"])).status_code == 200
 
@@ -296,3 +306,42 @@ def test_revisions_and_diffs_never_show_a_password(client: TestClient, session: 
     # The revision itself keeps it: the applier renders frr.conf from the stored snapshot.
     stored = candidate_snapshot(session).bgp
     assert stored is not None and stored.neighbors[0].password == "s3cret-Key"
+
+
+def test_an_announced_service_must_let_every_node_pick_the_same_backend(client: TestClient, session: Session) -> None:
+    """fulcrum.config.cluster's rules, as a client meets them: turning BGP on over a NAT service is
+    refused naming the service's field; a service or backend written against them while BGP
+    announces its VIP is refused naming the field in the body; nothing is stored either time."""
+    nat = {"name": "web", "address": "192.0.2.10", "ports": [80], "backends": [{"address": "198.51.100.1"}]}
+    web_id = client.post("/api/v1/services", json=nat).json()["id"]
+    refused = put(client, BGP)
+    assert refused.status_code == 422, refused.text
+    [(loc, message)] = errors(refused)
+    assert loc[-1] == "forwarding" and "services" in loc and "use dr or tun" in message, (loc, message)
+    assert client.get("/api/v1/bgp").json() is None
+
+    # The service made fit, BGP goes on; then each rule is kept as the service is edited.
+    assert client.patch(f"/api/v1/services/{web_id}", json=CLUSTERED).status_code == 200
+    assert put(client, BGP).status_code == 200
+    for change, field in (
+        ({"scheduler": "wrr", "scheduler_fallback": False}, ["body", "scheduler"]),
+        ({"scheduler_fallback": False}, ["body", "scheduler_fallback"]),
+        ({"forwarding": "nat"}, ["body", "forwarding"]),
+        ({"health_check": {"on_failure": "remove"}}, ["body", "health_check", "on_failure"]),
+    ):
+        edited = client.patch(f"/api/v1/services/{web_id}", json=change)
+        assert edited.status_code == 422, (change, edited.text)
+        assert errors(edited)[0][0] == field, errors(edited)
+    created = client.post("/api/v1/services", json={**nat, "name": "other", "ports": [443]})
+    assert created.status_code == 422 and errors(created)[0][0] == ["body", "forwarding"], created.text
+    backend = {"address": "198.51.100.2", "health_check": {"type": "http", "on_failure": "remove"}}
+    added = client.post(f"/api/v1/services/{web_id}/backends", json=backend)
+    assert added.status_code == 422 and errors(added)[0][0] == ["body", "health_check", "on_failure"], added.text
+    session.expire_all()
+    [service] = candidate_snapshot(session).services
+    assert service.scheduler == "mh" and service.forwarding == "dr" and len(service.backends) == 1
+
+    # Out of BGP's list of VIPs, the service is free again.
+    assert put(client, with_changes(announce=[])).status_code == 200
+    assert client.patch(f"/api/v1/services/{web_id}", json={"forwarding": "nat", "scheduler": "wlc",
+                                                          "scheduler_fallback": False}).status_code == 200

@@ -32,6 +32,7 @@ PARTS = {
     "wire": "5. Bytes on the wire vs the physical-limit model",
     "failover": "6. HA failover",
     "bonding": "7. Bonding: round robin against per-flow hashing over links of different delay",
+    "ecmp": "8. Scale-out behind ECMP: connections through a node joining, drained and dying",
 }
 # The seed thesis's Tables 4.1 and 4.2 (002_431b9501ddcad3d3.txt), for the side-by-side.
 SEED_NET_IO = {2000: {"rr": 203.2, "wrr": 217.5, "lc": 222.2, "wlc": 184.1, "lblc": 156.8, "lblcr": 183.7,
@@ -447,6 +448,33 @@ def bonding(data: dict, run: Path) -> list[str]:
     return out
 
 
+def ecmp(data: dict, run: Path) -> list[str]:
+    summary = data["summary"]
+    out = [f"Measured: tests/lab/ecmp.py's cluster (a router with FRR and L4 ECMP hashing, three nodes with FRR "
+           f"and keepalived from Fulcrum's renderers, three DR backends); {data['rounds']} rounds, each: "
+           f"{data['held']} held connections through lb1 and lb2, lb3 joins and is drained, with mh (Fulcrum's "
+           f"rule for an announced VIP) and with wrr (the control); then {data['killed_held']} connections over "
+           "all three and lb3's link down. Shares are of the held connections. Cells: median (min–max).", "",
+           *(f"**{name}:** {text}." for name, text in data["anchors"].items()), ""]
+    rows = []
+    for scheduler in ("mh", "wrr"):
+        s = summary[scheduler]
+        rows.append([scheduler, rng(s["moved share"], 2), rng(s["survived the join"], 3),
+                     rng(s["survived the drain"], 3), rng(s["lb3's share of new connections"], 2)])
+    out += table(["scheduler", "moved to lb3 at the join", "survived the join", "survived the drain",
+                  "lb3's share of new connections"], rows)
+    kill = summary["kill"]
+    out += table(["a node dies (link down)", "value"],
+                 [["seconds from its link down to the router's route change (BFD 100 ms x 3)",
+                   rng(kill["withdrawal seconds"], 3)],
+                  ["share of connections it carried", rng(kill["carried share"], 2)],
+                  ["share of all connections that survived", rng(kill["survived"], 3)]])
+    out += ["How to read it: the control's loss at the join is GLB's third; with mh every node sends a moved "
+            "flow to the backend it already has, so the join and the drain lose nothing. The times are an "
+            "emulated VM's, stamped by `ip -ts monitor` in both namespaces as the events were read.", ""]
+    return out
+
+
 # --- the report ----------------------------------------------------------------------------------------
 
 
@@ -483,7 +511,7 @@ def render(run: Path) -> Path:
     out += conditions(data)
     why = failures(run)
     renderers = {"schedulers": schedulers, "health": health, "control_plane": control_plane,
-                 "overhead": overhead, "wire": wire, "bonding": bonding}
+                 "overhead": overhead, "wire": wire, "bonding": bonding, "ecmp": ecmp}
     missing = []
     for name, title in PARTS.items():
         out += [f"## {title}", ""]

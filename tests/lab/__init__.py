@@ -13,6 +13,8 @@ Modelled on the kernel selftests' lib/py (cmd, bkg, defer, wait) and FRR's topot
     lab.client      HTTP/TCP/UDP client traffic from a namespace
     lab.ipvs        read and wait on a namespace's IPVS table
     lab.keepalived  run keepalived in a namespace
+    lab.frr         FRR (zebra, bgpd, bfdd) in a namespace of its own or a lab host's
+    lab.ecmp        a scale-out cluster behind a router's ECMP, and the runs measured on it
     lab.bundles     small signed RAUC bundles (the firmware tests, host and image)
     lab.api_client  the HTTP client of a test node's API (lab.appliance's, tests/api/hanode's)
 """

@@ -7,7 +7,9 @@ itself, one new connection per request, optionally from a chosen source address.
 from __future__ import annotations
 
 import http.client
+import selectors
 import socket
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -119,3 +121,43 @@ def udp_request(ns, address: str, port: int, payload: bytes = b"ping", *, source
         sock.sendto(payload, (address, port))
         data, _ = sock.recvfrom(65536)
         return data.decode()
+
+
+def still_answer(socks: list[socket.socket], payload: bytes = b"ping", *, timeout: float = 10) -> list[bool]:
+    """Send `payload` on every held connection at once, then wait (until `timeout` in all) for each
+    echo: which connections still reach a backend that knows them. One reset by a backend that
+    never saw it, one that gets no answer, or one closed, is False."""
+    alive = [True] * len(socks)
+    waiting: dict[int, bytes] = {}
+    selector = selectors.DefaultSelector()
+    for index, sock in enumerate(socks):
+        try:
+            sock.sendall(payload)
+        except OSError:
+            alive[index] = False
+            continue
+        sock.setblocking(False)
+        selector.register(sock, selectors.EVENT_READ, index)
+        waiting[index] = b""
+    deadline = time.monotonic() + timeout
+    while waiting and (left := deadline - time.monotonic()) > 0:
+        for key, _ in selector.select(left):
+            index = key.data
+            try:
+                chunk = socks[index].recv(65536)
+            except OSError:  # reset
+                chunk = b""
+            if not chunk:
+                alive[index] = False
+            else:
+                waiting[index] += chunk
+                if len(waiting[index]) < len(payload):
+                    continue
+            selector.unregister(socks[index])
+            del waiting[index]
+    for index in waiting:  # no answer in time
+        alive[index] = False
+    selector.close()
+    for sock in socks:
+        sock.setblocking(True)
+    return alive

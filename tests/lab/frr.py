@@ -29,6 +29,7 @@ DAEMONS = ("zebra", "bgpd", "bfdd")
 # Runs inside the new namespaces: $1 is the directory to bind onto /etc/frr.
 _SETUP = """
 set -e
+mkdir -p /var/run/frr
 mount -t tmpfs tmpfs /var/run/frr
 chown frr:frr /var/run/frr
 mount --bind "$1" /etc/frr
@@ -63,8 +64,9 @@ def available() -> bool:
 
 
 @contextmanager
-def frr_host(directory: Path, name: str) -> Iterator[FrrHost]:
-    """A namespace running zebra, bgpd and bfdd with no configuration yet."""
+def frr_host(directory: Path, name: str, netns: str | None = None) -> Iterator[FrrHost]:
+    """A namespace running zebra, bgpd and bfdd with no configuration yet: a new network namespace,
+    or the named one (`ip netns`) of a lab host, which then runs FRR beside its other processes."""
     etc = directory / name
     etc.mkdir()
     shutil.copy("/etc/frr/vtysh.conf", etc / "vtysh.conf")
@@ -73,8 +75,10 @@ def frr_host(directory: Path, name: str) -> Iterator[FrrHost]:
     for item in etc.iterdir():
         shutil.chown(item, "frr", "frr")
     log = (directory / f"{name}.log").open("w")  # the daemons' own words, for a failing test
+    network = ["--net"] if netns is None else []
+    enter = [] if netns is None else ["nsenter", f"--net=/run/netns/{netns}"]
     process = subprocess.Popen(
-        ["unshare", "--net", "--mount", "--propagation", "private", "sh", "-c", _SETUP, "sh", str(etc)],
+        [*enter, "unshare", *network, "--mount", "--propagation", "private", "sh", "-c", _SETUP, "sh", str(etc)],
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,

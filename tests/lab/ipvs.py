@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from lab.cmd import cmd
-from lab.netns import run_in
+from lab.netns import proc_net, run_in
 from lab.wait import wait_until
 
 _SERVICE = re.compile(r"^(?P<proto>TCP|UDP|SCTP)\s+(?P<endpoint>\S+)\s+(?P<scheduler>\S+)(?P<flags>.*)$")
@@ -125,3 +125,14 @@ def _endpoint(address: str, port: int) -> str:
 
 def _has_port(endpoint: str) -> bool:
     return endpoint.startswith("[") or (":" in endpoint and endpoint.count(":") == 1)
+
+
+def connection_ports(ns) -> set[int]:
+    """The client source ports of the connections IPVS holds in `ns` (/proc/net/ip_vs_conn: hex
+    addresses and ports), e.g. which of a client's flows this node has carried."""
+    ports = set()
+    for line in proc_net(ns, "ip_vs_conn").splitlines()[1:]:
+        fields = line.split()
+        if len(fields) > 2:
+            ports.add(int(fields[2], 16))
+    return ports

@@ -30,6 +30,8 @@ from lab.wait import wait_until  # noqa: E402
 VIPS = ("192.0.2.10", "192.0.2.20")
 NODES = {"node1": ("10.0.1.1", "10.0.1.254"), "node2": ("10.0.2.1", "10.0.2.254")}
 ROUTER_ASN, NODE_ASN = 65000, 65001
+# What a service whose VIP BGP announces must be (fulcrum.config.cluster).
+CLUSTERED = {"forwarding": "dr", "scheduler": "mh", "scheduler_fallback": True, "health_check": {"on_failure": "weight_zero"}}
 
 # The upstream router: eBGP to both nodes with BFD, ECMP over up to 8 paths into the kernel.
 ROUTER_CONF = f"""
@@ -52,7 +54,7 @@ exit
 def snapshot(node: str, **bgp: Any) -> ConfigSnapshot:
     address, router = NODES[node]
     services = [
-        {"name": f"svc{i}", "address": vip, "ports": [80], "backends": [{"address": "198.51.100.1"}]}
+        {"name": f"svc{i}", "address": vip, "ports": [80], "backends": [{"address": "198.51.100.1"}], **CLUSTERED}
         for i, vip in enumerate(VIPS)
     ]
     settings = {

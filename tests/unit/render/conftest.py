@@ -272,7 +272,29 @@ def _full() -> dict[str, Any]:
     }
 
 
+def _clustered() -> dict[str, Any]:
+    """BGP announces one service's VIP (ECMP over several nodes): its real servers keep the order they
+    were created in, a disabled one stays at weight 0 (fulcrum.config.cluster); the other service,
+    not announced, is sorted and leaves its disabled backend out as ever."""
+    keep = _check(on_failure="weight_zero")
+    backends = [
+        {"address": "10.0.0.13"},
+        {"address": "10.0.0.11", "weight": 3},
+        {"address": "10.0.0.12", "enabled": False},
+    ]
+    return {
+        "services": [
+            {"name": "web", "address": "192.0.2.10", "ports": [80], "forwarding": "dr", "scheduler": "mh",
+             "scheduler_fallback": True, "scheduler_port": True, "health_check": keep, "backends": backends},
+            {"name": "intranet", "address": "192.0.2.20", "ports": [80], "backends": backends},
+        ],
+        "bgp": {"asn": 65001, "router_id": "10.0.1.1", "neighbors": [{"address": "10.0.1.254", "remote_asn": 65000}],
+                "announce": ["192.0.2.10"]},
+    }
+
+
 GOLDEN_CASES = {
+    "clustered": (_clustered(), RuntimePaths()),
     "empty": ({}, RuntimePaths()),
     "minimal": (_minimal(), RuntimePaths()),
     "lone_node": (_lone_node(), RuntimePaths(maintenance_file="/var/lib/fulcrum/maintenance")),

@@ -19,10 +19,16 @@ from fulcrum.apply.validators import validate_frr
 from fulcrum.config.snapshot import ConfigSnapshot
 from fulcrum.render import render_frr
 
+# What a service whose VIP BGP announces must be (fulcrum.config.cluster).
+CLUSTERED: dict[str, Any] = {"forwarding": "dr", "scheduler": "mh", "scheduler_fallback": True}
+KEEP_ON_FAILURE = {"on_failure": "weight_zero"}
 SERVICES = [
-    {"name": "web", "address": "192.0.2.10", "ports": [80, 443], "fwmark": 1, "backends": [{"address": "10.0.0.11"}]},
-    {"name": "dns", "address": "192.0.2.20", "ports": [53], "protocol": "udp", "health_check": {"type": "dns"}, "backends": [{"address": "10.0.0.12"}]},
-    {"name": "web6", "address": "2001:db8::10", "ports": [80], "backends": [{"address": "2001:db8:1::11"}]},
+    {"name": "web", "address": "192.0.2.10", "ports": [80, 443], "fwmark": 1, **CLUSTERED,
+     "health_check": KEEP_ON_FAILURE, "backends": [{"address": "10.0.0.11"}]},
+    {"name": "dns", "address": "192.0.2.20", "ports": [53], "protocol": "udp", **CLUSTERED,
+     "health_check": {"type": "dns", **KEEP_ON_FAILURE}, "backends": [{"address": "10.0.0.12"}]},
+    {"name": "web6", "address": "2001:db8::10", "ports": [80], **CLUSTERED, "health_check": KEEP_ON_FAILURE,
+     "backends": [{"address": "2001:db8:1::11"}]},
     {"name": "off", "enabled": False, "address": "192.0.2.30", "ports": [80], "backends": [{"address": "10.0.0.13"}]},
 ]
 
@@ -141,6 +147,9 @@ LINE_GRAMMAR = [
         r" set community \d{1,5}:\d{1,5}(?: \d{1,5}:\d{1,5})*",
         r" set large-community \d+:\d+:\d+(?: \d+:\d+:\d+)*",
         r"exit",
+        r"interface lo",
+        r" ip address [0-9.]+/32",
+        r" ipv6 address [0-9a-f:]+/128",
         r"bfd",
         r" profile fulcrum",
         r"  (?:receive-interval 100|transmit-interval 100)",
@@ -238,6 +247,7 @@ def _structure_holds(snapshot: ConfigSnapshot, rendered: str) -> None:
     assert count(r" neighbor \S+ password .*") == sum(n.password is not None for n in bgp.neighbors)
     assert count(r" neighbor \S+ timers .*") == sum(n.timers is not None for n in bgp.neighbors)
     assert count(r"  network \S+") == len(snapshot.announced_vips())
+    assert count(r" ipv?6? address \S+") == len(snapshot.announced_vips())
     assert count(r"  neighbor \S+ activate") == len(bgp.neighbors)
     assert count(r" set community .*") == 2 * bool(bgp.communities)
     assert count(r" set large-community .*") == 2 * bool(bgp.large_communities)

@@ -16,9 +16,10 @@ import ipaddress
 import json
 from typing import Annotated, Final, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, ValidationInfo, model_validator
 
 from fulcrum.config.bgp import BgpConfig
+from fulcrum.config.cluster import service_problem
 from fulcrum.config.network import NetworkConfig
 from fulcrum.config.types import (
     CheckType,
@@ -47,6 +48,9 @@ from fulcrum.config.types import (
 )
 
 SNAPSHOT_FORMAT: Final = 1
+# The validation context of a configuration being written (the candidate, a peer's revision, an
+# import): rules added after revisions were stored apply to what is written, not to what runs.
+WRITTEN: Final = {"written": True}
 
 # Checks that open a TCP connection; they make no sense against a UDP-only port.
 TCP_BASED_CHECKS = {CheckType.TCP, CheckType.HTTP, CheckType.HTTPS, CheckType.SMTP}
@@ -251,6 +255,16 @@ class Service(Strict):
             )
 
 
+def programmed_backends(service: Service, clustered: bool) -> list[Backend]:
+    """The backends keepalived puts in IPVS for `service`, in the service's (creation) order: the
+    enabled ones; for a clustered service (ConfigSnapshot.clustered_services) every one, a disabled
+    one at weight 0, so that no real server leaves IPVS's list while it exists and the nodes' mh
+    tables stay the same (fulcrum.config.cluster)."""
+    if clustered:
+        return [b if b.enabled else b.model_copy(update={"weight": 0}) for b in service.backends]
+    return [b for b in service.backends if b.enabled]
+
+
 class VipGroup(Strict):
     """A VRRP group: virtual addresses that move between the two nodes together."""
 
@@ -368,6 +382,25 @@ class ConfigSnapshot(Strict):
             return []
         chosen = bgp.announce if bgp.announce is not None else [s.address for s in self.services if s.enabled]
         return sorted(set(chosen), key=lambda a: (a.version, a))
+
+    def clustered_services(self) -> set[str]:
+        """The names of the enabled services whose VIP this node announces by BGP: a router may send
+        any of their flows to any node, so every node must pick the same backend (fulcrum.config.cluster)."""
+        announced = set(self.announced_vips())
+        return {s.name for s in self.services if s.enabled and s.address in announced}
+
+    @model_validator(mode="after")
+    def _clustered_agree(self, info: ValidationInfo) -> Self:
+        """fulcrum.config.cluster's rules, for a configuration being written (context WRITTEN): a
+        revision stored before they existed still parses, renders and can be read back."""
+        if not (info.context or {}).get("written"):
+            return self
+        clustered = self.clustered_services()
+        for index, service in enumerate(self.services):
+            problem = service_problem(service) if service.name in clustered else None
+            if problem is not None:
+                raise ValueError(f"services[{index}].{problem[0]}: {problem[1]}")
+        return self
 
     @model_validator(mode="after")
     def _announced_are_vips(self) -> Self:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from fulcrum.config.snapshot import Backend, ConfigSnapshot, Service
+from fulcrum.config.snapshot import Backend, ConfigSnapshot, Service, programmed_backends
 from fulcrum.config.types import CheckType, FailureAction, Forwarding
 from fulcrum.dataplane import ipvs_netlink as nl
 from fulcrum.dataplane.ipvs_netlink import Attributes, IpvsSocket, NetlinkError
@@ -162,11 +162,13 @@ def expected_ipvs(snapshot: ConfigSnapshot) -> IpvsTable:
     """The IPVS table keepalived programs for `snapshot` when every health check passes.
 
     The services are the renderer's: enabled ones with at least one enabled backend (keepalived
-    refuses a virtual server without real servers); disabled backends are not rendered at all.
+    refuses a virtual server without real servers), with its real servers (`programmed_backends`:
+    a disabled backend is left out, or at weight 0 in a service whose VIP BGP announces).
     """
+    clustered = snapshot.clustered_services()
     return IpvsTable(
         tuple(
-            _expected_service(service, [backend for backend in service.backends if backend.enabled])
+            _expected_service(service, programmed_backends(service, service.name in clustered))
             for service in snapshot.balanced_services()
         )
     )

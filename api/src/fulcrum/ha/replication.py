@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from fulcrum.apply.client import Applier
-from fulcrum.config.snapshot import ConfigSnapshot
+from fulcrum.config.snapshot import WRITTEN, ConfigSnapshot
 from fulcrum.errors import ConfigInvalid, Conflict
 from fulcrum.ha import events, wire
 from fulcrum.ha.pairing import current_pairing
@@ -161,7 +161,7 @@ def _merged(session: Session, shared: dict[str, Any]) -> ConfigSnapshot:
         "bgp": bgp_settings(session),
     }
     return validated(
-        lambda: ConfigSnapshot.model_validate({**shared, **local}),
+        lambda: ConfigSnapshot.model_validate({**shared, **local}, context=WRITTEN),
         prefix=("body", "shared"),
     )
 

@@ -8,6 +8,10 @@ drops those lines, which frr-reload.py applies as `no network ...` on the live s
 session stays up). Whether the node is fit to announce (healthy, not in maintenance) is decided by
 Fulcrum, which renders with `announce=False` to withdraw, not by the presence of the VIP address.
 
+The VIPs are addresses of the node's loopback, set by zebra from the same file (`interface lo`):
+IPVS sees only packets addressed to the node itself, and the routers reach every node's copy of
+a VIP through the announced routes.
+
 Defence in depth: the export route-map lets out only the VIP prefix-lists' prefixes, tagged with
 the configured communities; the import route-map takes nothing from the routers (the node needs
 no routes from them: its own routing is systemd-networkd's).
@@ -46,6 +50,7 @@ def render_frr(snapshot: ConfigSnapshot, announce: bool = True) -> str:
         return HEADER
     vips = snapshot.announced_vips()
     lines = [
+        *_loopback(vips),
         *_prefix_lists(vips),
         "!",
         *_route_maps(bgp),
@@ -58,6 +63,17 @@ def render_frr(snapshot: ConfigSnapshot, announce: bool = True) -> str:
 
 def _prefix(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
     return f"{address}/{address.max_prefixlen}"
+
+
+def _loopback(vips: list[ipaddress.IPv4Address | ipaddress.IPv6Address]) -> list[str]:
+    """Every announced VIP as an address of the loopback, which zebra adds to the kernel: IPVS takes
+    only packets addressed to the node itself, and the routers send the VIP's flows to every node.
+    Kept while the node withdraws, so that the flows the routers still send until they have taken
+    the withdrawal in are served, not reset."""
+    if not vips:
+        return []
+    keyword = {4: "ip", 6: "ipv6"}
+    return ["interface lo", *(f" {keyword[v.version]} address {_prefix(v)}" for v in vips), "exit", "!"]
 
 
 def _prefix_lists(vips: list[ipaddress.IPv4Address | ipaddress.IPv6Address]) -> list[str]:

@@ -25,7 +25,15 @@ import math
 import re
 from dataclasses import dataclass
 
-from fulcrum.config.snapshot import Backend, ConfigSnapshot, HealthCheck, Node, Service, VipGroup
+from fulcrum.config.snapshot import (
+    Backend,
+    ConfigSnapshot,
+    HealthCheck,
+    Node,
+    Service,
+    VipGroup,
+    programmed_backends,
+)
 from fulcrum.config.types import CheckType, FailureAction, Forwarding, IPAddress, TunnelType
 from fulcrum.render.jinja import template
 
@@ -123,7 +131,10 @@ def render_keepalived(snapshot: ConfigSnapshot, runtime: RuntimePaths) -> str:
     """The whole keepalived.conf for the snapshot; the same input always gives the same text."""
     node = snapshot.node
     groups = sorted(snapshot.vip_groups, key=lambda group: group.name)
-    virtual_servers = [_virtual_server(service) for service in snapshot.balanced_services()]
+    clustered = snapshot.clustered_services()
+    virtual_servers = [
+        _virtual_server(service, service.name in clustered) for service in snapshot.balanced_services()
+    ]
     # A lone node has nobody to hand over to: stepping down would only drop its VIPs.
     has_peer = node.peer_address is not None or node.multicast
     node_health = (
@@ -205,11 +216,12 @@ def _vrrp_instance(
     }
 
 
-def _virtual_server(service: Service) -> dict[str, object]:
-    backends = sorted(
-        (backend for backend in service.backends if backend.enabled),
-        key=lambda backend: (backend.address, _backend_port(service, backend) or 0),
-    )
+def _virtual_server(service: Service, clustered: bool) -> dict[str, object]:
+    backends = programmed_backends(service, clustered)
+    if not clustered:
+        # Sorted, so that a list reordered by the API renders the same file. A clustered service
+        # keeps the order IPVS holds on every node, which its mh table depends on.
+        backends.sort(key=lambda backend: (backend.address, _backend_port(service, backend) or 0))
     real_servers = [_real_server(service, backend) for backend in backends]
     sorry = service.sorry_server
     sorry_endpoint = None

@@ -179,7 +179,7 @@ def candidate_snapshot(session: Session, focus: tuple[str, str] | None = None) -
         items = data[kind]
         items.append(items.pop(names.index(name)))
         strip = (kind, len(items) - 1)
-    return validated(lambda: spec.ConfigSnapshot.model_validate(data), strip=strip)
+    return validated(lambda: spec.ConfigSnapshot.model_validate(data, context=spec.WRITTEN), strip=strip)
 
 
 def _service_specs(session: Session) -> list[spec.Service]:
@@ -240,7 +240,7 @@ def check_groups_and_node(session: Session, focus_group: str | None = None) -> N
         items = data["vip_groups"]
         items.append(items.pop([g.name for g in groups].index(focus_group)))
         strip = ("vip_groups", len(items) - 1)
-    validated(lambda: spec.ConfigSnapshot.model_validate(data), strip=strip)
+    validated(lambda: spec.ConfigSnapshot.model_validate(data, context=spec.WRITTEN), strip=strip)
 
 
 def load_snapshot(session: Session, snapshot: spec.ConfigSnapshot) -> None:

@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session
 
 from fulcrum.apply.client import Applier
 from fulcrum.config.network import NetworkConfig
-from fulcrum.config.snapshot import ConfigSnapshot
+from fulcrum.config.snapshot import WRITTEN, ConfigSnapshot
 from fulcrum.errors import ConfigInvalid
 from fulcrum.models import Revision, RevisionState
 from fulcrum.schemas.console import ConsoleManagementChange
@@ -56,7 +56,7 @@ def change_management_address(
     # Validated whole: the rules between the network and the rest (a VIP group's interface, the
     # sync interface's address) hold for the running configuration with this network too.
     document = {**running.model_dump(mode="json"), "network": network.model_dump(mode="json")}
-    snapshot = validated(lambda: ConfigSnapshot.model_validate(document))
+    snapshot = validated(lambda: ConfigSnapshot.model_validate(document, context=WRITTEN))
     summary = (
         "DHCP" if change.dhcp else f"{change.address}" + (f" via {change.gateway}" if change.gateway else "")
     )

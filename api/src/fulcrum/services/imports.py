@@ -63,7 +63,8 @@ def run_import(session: Session, actor: audit.Actor, request: ImportRequest, adm
                 "services": [s.model_dump(mode="json") for s in services],
                 "vip_groups": [g.model_dump(mode="json") for g in groups],
                 "node": node.model_dump(mode="json"),
-            }
+            },
+            context=spec.WRITTEN,
         )
     )
     applied = request.mode == ImportMode.APPLY

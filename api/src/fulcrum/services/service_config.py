@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel
@@ -9,6 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from fulcrum.config import snapshot as spec
+from fulcrum.config.cluster import check_problem, service_problem
 from fulcrum.errors import ConfigInvalid, Conflict, NotFound
 from fulcrum.models import Backend, Service
 from fulcrum.services import audit
@@ -82,6 +84,7 @@ def create_service(session: Session, actor: audit.Actor, request: BaseModel) -> 
     service = validated(lambda: spec.Service.model_validate(data))
     _name_is_free(session, service.name, None)
     check_service_fits(session, service, None)
+    _agrees_across_nodes(session, service)
     row = Service()
     write_service(row, service)
     session.add(row)
@@ -103,6 +106,7 @@ def update_service(session: Session, actor: audit.Actor, service_id: int, reques
     service = validated(lambda: spec.Service.model_validate(data))
     _name_is_free(session, service.name, row.id)
     check_service_fits(session, service, row.id)
+    _agrees_across_nodes(session, service)
     write_service(row, service)
     session.flush()
     if _announced_without_service(session, before):
@@ -123,6 +127,36 @@ def delete_service(session: Session, actor: audit.Actor, service_id: int) -> Non
     if _announced_without_service(session, before):
         raise Conflict(_still_announced(before))
     audit.record(session, actor, "service.delete", before.name, {"before": before.model_dump(mode="json")})
+
+
+def _announced_here(session: Session, service: spec.Service) -> bool:
+    """Whether this node's BGP announces `service`'s VIP (as ConfigSnapshot.clustered_services)."""
+    bgp = bgp_settings(session)
+    if not service.enabled or bgp is None or not bgp.get("enabled", True):
+        return False
+    listed: list[str] | None = bgp.get("announce")
+    return listed is None or str(service.address) in listed
+
+
+def _agrees_across_nodes(session: Session, service: spec.Service) -> None:
+    """A service whose VIP BGP announces follows the rules that let every node pick the same backend
+    (fulcrum.config.cluster): refused as it is written, naming the field, not at the next commit."""
+    problem = service_problem(service) if _announced_here(session, service) else None
+    if problem is not None:
+        field, message = problem
+        raise ConfigInvalid([{"loc": ["body", *_location(field)], "msg": message, "type": "value_error"}])
+
+
+def _backend_agrees_across_nodes(session: Session, service: Service, backend: spec.Backend) -> None:
+    problem = check_problem(backend.health_check) if _announced_here(session, service_spec(service)) else None
+    if problem is not None:
+        field, message = problem
+        raise ConfigInvalid([{"loc": ["body", "health_check", field], "msg": message, "type": "value_error"}])
+
+
+def _location(field: str) -> list[str | int]:
+    """ "backends[2].health_check.on_failure" as ["backends", 2, "health_check", "on_failure"]."""
+    return [int(part[1:-1]) if part.startswith("[") else part for part in re.findall(r"\w+|\[\d+\]", field)]
 
 
 def _announced_without_service(session: Session, before: spec.Service) -> bool:
@@ -149,6 +183,7 @@ def add_backend(session: Session, actor: audit.Actor, service_id: int, request: 
     backend = validated(lambda: spec.Backend.model_validate(request.model_dump(mode="json")))
     backends = [*service_spec(service).backends, backend]
     _check_backends(service, backends, index=len(backends) - 1)
+    _backend_agrees_across_nodes(session, service, backend)
     row = Backend()
     write_backend(row, backend)
     service.backends.append(row)
@@ -175,6 +210,7 @@ def update_backend(
     backends = service_spec(service).backends
     backends[index] = backend
     _check_backends(service, backends, index)
+    _backend_agrees_across_nodes(session, service, backend)
     write_backend(row, backend)
     session.flush()
     audit.record(session, actor, "backend.update", _backend_target(service, row), _changes(before, data))

@@ -1,13 +1,14 @@
 """FRR (bgpd, bfdd, zebra) as a managed daemon: this node's BGP announcements of the VIPs.
 
 render writes the integrated frr.conf (fulcrum.render.frr) as FILE.new; validate runs `vtysh -C`
-on it, FRR's own parser with every daemon's grammar; install keeps FILE.prev; load runs FRR's
-`frr-reload.py --reload`, which compares the file with the daemons' running configuration and
-sends only the difference through vtysh, so a change (a VIP more, a community, a withdrawal)
-leaves established BGP sessions and BFD up, where restarting bgpd or replaying the whole file
-would drop or reset them; verify reads back from bgpd, as JSON, the neighbors and the locally
-originated prefixes and compares them with the snapshot; undo reloads FILE.prev (or a file with
-no BGP when there was none).
+on it, FRR's own parser with every daemon's grammar; install keeps FILE.prev; load sets IPVS's
+sloppy TCP/SCTP (`_take_flows_mid_way`) and runs FRR's `frr-reload.py --reload`, which compares
+the file with the daemons' running configuration and sends only the difference through vtysh, so
+a change (a VIP more, a community, a withdrawal) leaves established BGP sessions and BFD up, where
+restarting bgpd or replaying the whole file would drop or reset them; verify reads back from
+bgpd, as JSON, the neighbors and the locally originated prefixes and compares them with the
+snapshot, and finds the VIPs on the loopback (zebra puts them there); undo reloads FILE.prev (or
+a file with no BGP when there was none).
 
 Whether the VIPs are announced at all is `announcing()`, asked at every render: False (the node is
 in maintenance) renders the same file without `network` statements, a withdrawal that the
@@ -79,7 +80,30 @@ class FrrDaemon:
         return self.files.install()
 
     def load(self, snapshot: ConfigSnapshot) -> str:
-        return self._reload(self.paths.config)
+        # Before the routes go out: the flows they bring may start mid-way on this node.
+        sloppy = self._take_flows_mid_way(bool(snapshot.announced_vips()))
+        return f"{sloppy}; {self._reload(self.paths.config)}"
+
+    def _take_flows_mid_way(self, on: bool) -> str:
+        """IPVS's sloppy TCP and SCTP, on while this node announces VIPs, off otherwise.
+
+        A router re-hashes flows when a node joins or leaves, so a node gets packets of connections
+        it never saw begin. Without sloppy mode IPVS schedules only a connection's first packet (a
+        SYN, an INIT) and hands the rest to the local stack, which answers with a reset; with it
+        IPVS schedules any packet, and mh picks the backend the connection already has. The
+        settings belong to the network namespace, hence through the command prefix; they exist
+        only while IPVS is loaded (always on an appliance, where keepalived runs first)."""
+        value = int(on)
+        run = run_tool(
+            ["sysctl", "-q", "-w", f"net.ipv4.vs.sloppy_tcp={value}", f"net.ipv4.vs.sloppy_sctp={value}"],
+            self.prefix,
+            timeout=10,
+        )
+        if run.returncode != 0:
+            if "cannot stat" in run.output:  # procps' words for a missing /proc/sys entry
+                return "IPVS is not loaded here: no sloppy TCP/SCTP to set"
+            raise ToolError(f"sysctl net.ipv4.vs.sloppy_tcp/sloppy_sctp={value} failed: {run.output.strip()}")
+        return f"IPVS sloppy TCP/SCTP {'on: flows taken mid-way' if on else 'off'}"
 
     def verify(self, snapshot: ConfigSnapshot) -> Checked:
         bgp = snapshot.bgp
@@ -95,6 +119,9 @@ class FrrDaemon:
             raise ToolError(
                 f"bgpd originates {sorted(originated)}, the configuration says {sorted(expected)}"
             )
+        missing = {f"{v}/{v.max_prefixlen}" for v in snapshot.announced_vips()} - self._loopback_addresses()
+        if missing:
+            raise ToolError(f"zebra has not put {sorted(missing)} on the loopback, where IPVS needs the VIPs")
         states = ", ".join(
             f"{address} {neighbors[address].get('bgpState', '?')}" for address in sorted(wanted)
         )
@@ -127,16 +154,24 @@ class FrrDaemon:
         return f"frr-reload.py applied {config} to the running daemons"
 
     def _query(self, command: str) -> dict[str, Any]:
-        run = run_tool(["vtysh", "-c", command], self.prefix, QUERY_TIMEOUT)
-        if run.returncode != 0:
-            raise ToolError(f"vtysh -c '{command}' failed: {trim_lines(run.output.splitlines())}")
-        try:
-            parsed = json.loads(run.output or "{}")
-        except json.JSONDecodeError as error:
-            raise ToolError(f"vtysh -c '{command}' did not answer JSON: {run.output[:200]}") from error
+        parsed = self._json(["vtysh", "-c", command], f"vtysh -c '{command}'", "{}")
         if not isinstance(parsed, dict):
             raise ToolError(f"vtysh -c '{command}' answered {type(parsed).__name__}, not an object")
         return parsed
+
+    def _loopback_addresses(self) -> set[str]:
+        links = self._json(["ip", "-j", "address", "show", "dev", "lo"], "ip -j address show dev lo", "[]")
+        return {f"{a['local']}/{a['prefixlen']}" for link in links for a in link.get("addr_info", [])}
+
+    def _json(self, argv: list[str], what: str, empty: str) -> Any:
+        """What `argv` prints as JSON (`empty` when it prints nothing); ToolError when it fails."""
+        run = run_tool(argv, self.prefix, QUERY_TIMEOUT)
+        if run.returncode != 0:
+            raise ToolError(f"{what} failed: {trim_lines(run.output.splitlines())}")
+        try:
+            return json.loads(run.output or empty)
+        except json.JSONDecodeError as error:
+            raise ToolError(f"{what} did not answer JSON: {run.output[:200]}") from error
 
     def _originated(self, family: int) -> set[str]:
         """The prefixes this node's bgpd originates itself (its `network` statements) in `family`."""

@@ -14,7 +14,7 @@ from fulcrum.apply.files import new_path
 from fulcrum.apply.keepalived_control import KeepalivedControl
 from fulcrum.apply.tools import ToolError
 from fulcrum.apply.validators import validate_keepalived
-from fulcrum.config.snapshot import ConfigSnapshot, HealthCheck
+from fulcrum.config.snapshot import ConfigSnapshot, HealthCheck, programmed_backends
 from fulcrum.dataplane.ipvs_table import (
     IpvsTable,
     RealServer,
@@ -172,9 +172,10 @@ def checked_real_servers(
 ) -> dict[RealServerId, CheckedRealServer]:
     """Every real server of `expected` (built from `snapshot`) with the health check keepalived runs on it."""
     found: dict[RealServerId, CheckedRealServer] = {}
-    # expected_ipvs keeps the order of balanced_services and of their enabled backends.
+    # expected_ipvs keeps the order of balanced_services and of their programmed backends.
+    clustered = snapshot.clustered_services()
     for service, virtual in zip(snapshot.balanced_services(), expected.services, strict=True):
-        backends = [backend for backend in service.backends if backend.enabled]
+        backends = programmed_backends(service, service.name in clustered)
         for backend, real in zip(backends, virtual.real_servers, strict=True):
             found[(virtual.key, real.key)] = (real, backend.health_check or service.health_check)
     return found

@@ -1,0 +1,71 @@
+"""Part 8: scale-out behind a router's ECMP, what a node joining, a node drained and a node dying
+do to held connections (lab.ecmp: a router with FRR and L4 multipath hashing, three balancer nodes
+with FRR and keepalived from Fulcrum's renderers, DR backends).
+
+Each round: HELD connections through lb1 and lb2, then lb3 joins and is drained, once with mh
+(what Fulcrum requires for an announced VIP) and once with wrr (the control: what it refuses);
+then lb3 carries a share of new connections and its link goes down. Rounds repeat, so each figure
+has a spread. The published anchors: GitHub's GLB design notes (going from 2 to 3 nodes without
+consistent hashing moves a third of the connections) and MetalLB's BGP mode documentation (a
+node's change may break "all active connections" through it).
+"""
+
+from __future__ import annotations
+
+import lab
+import pytest
+from lab import ecmp, frr
+
+from bench import benchlab, results
+from bench.results import spread
+
+pytestmark = [pytest.mark.kernel, pytest.mark.bench_part("ecmp"), pytest.mark.timeout(3600)]
+
+ROUNDS = 3
+HELD = 300
+KILLED_HELD = 120
+ANCHORS = {
+    "GLB": "GitHub Load Balancer design notes: without consistent hashing, going from 2 to 3 nodes moves "
+           "1/3 of all connections to a node that does not know them",
+    "MetalLB": "MetalLB, BGP mode limitations: when a node goes, \"all active connections\" through the "
+               "changed paths may break",
+}
+
+
+def test_connections_through_a_changing_cluster(request, bench_out, tmp_path_factory):
+    if not frr.available():
+        pytest.skip("needs FRR (scripts/setup-host installs it)")
+    scale = request.config.getoption("--bench-scale")
+    if results.load(bench_out, "conditions") is None:  # this part alone (--bench-only ecmp)
+        results.save(bench_out, "conditions", {**benchlab.conditions(), "scale": scale})
+    data: dict = {"rounds": ROUNDS, "held": HELD, "killed_held": KILLED_HELD, "anchors": ANCHORS, "runs": []}
+    with lab.scope("bench ecmp"), ecmp.cluster(tmp_path_factory.mktemp("ecmp")) as cluster:
+        for round_number in range(ROUNDS):
+            for scheduler in ("mh", "wrr"):
+                run = ecmp.join_and_leave(cluster, scheduler, HELD)
+                data["runs"].append({"round": round_number, "kind": "join", **run})
+                results.save(bench_out, "ecmp", data)
+            run = ecmp.kill_node(cluster, KILLED_HELD)
+            data["runs"].append({"round": round_number, "kind": "kill", **run})
+            results.save(bench_out, "ecmp", data)
+    data["summary"] = summarise(data["runs"])
+    results.save(bench_out, "ecmp", data)
+
+
+def summarise(runs: list[dict]) -> dict:
+    summary: dict = {}
+    for scheduler in ("mh", "wrr"):
+        mine = [r for r in runs if r["kind"] == "join" and r["scheduler"] == scheduler]
+        summary[scheduler] = {
+            "moved share": spread([r["moved to lb3"] / r["held"] for r in mine]),
+            "survived the join": spread([r["survived the join"] / r["held"] for r in mine]),
+            "survived the drain": spread([r["survived the drain"] / r["drained"] for r in mine if r["drained"]]),
+            "lb3's share of new connections": spread([r["new connections per node"]["lb3"] / 90 for r in mine]),
+        }
+    killed = [r for r in runs if r["kind"] == "kill"]
+    summary["kill"] = {
+        "withdrawal seconds": spread([r["seconds from lb3's link down to the router's route change"] for r in killed]),
+        "carried share": spread([r["carried by lb3"] / r["held"] for r in killed]),
+        "survived": spread([r["survived"] / r["held"] for r in killed]),
+    }
+    return summary

@@ -1,0 +1,56 @@
+"""Scale-out behind a router's ECMP (lab.ecmp: a router with FRR, three balancer nodes, DR
+backends): every node sends a flow to the same backend (mh, sloppy TCP, DR), so held connections
+survive a node joining and a node being drained; a dead node's routes go by BFD and its
+connections continue on the others. The control is what Fulcrum refuses for an announced
+VIP: wrr, where the node a re-hashed flow lands on picks a backend of its own."""
+
+from __future__ import annotations
+
+import pytest
+
+import lab
+from lab import ecmp, frr
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(900)]
+
+HELD = 300
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    if not frr.available():
+        pytest.skip("needs FRR (zebra, bgpd, bfdd, vtysh: scripts/setup-host installs it)")
+    with lab.scope("ecmp cluster"), ecmp.cluster(tmp_path_factory.mktemp("ecmp")) as made:
+        yield made
+
+
+def test_held_connections_survive_a_node_joining_and_leaving_with_mh(cluster):
+    figures = ecmp.join_and_leave(cluster, "mh", HELD)
+    print(figures)
+    # The router did re-hash: some of the held flows went to lb3, which never saw them begin.
+    assert figures["moved to lb3"] >= HELD // 10, figures
+    assert figures["survived the join"] >= 0.99 * HELD, figures
+    assert figures["survived the drain"] >= 0.99 * figures["drained"], figures
+    assert all(figures["carried before the join"][name] > 0 for name in ("lb1", "lb2")), figures
+    assert all(count > 0 for count in figures["new connections per node"].values()), figures
+
+
+def test_the_control_with_wrr_loses_the_moved_connections(cluster):
+    """The same run with wrr: a moved flow meets a backend of lb3's own choosing, which resets it."""
+    figures = ecmp.join_and_leave(cluster, "wrr", HELD)
+    print(figures)
+    assert figures["moved to lb3"] >= HELD // 10, figures
+    assert HELD - figures["survived the join"] >= figures["moved to lb3"] // 3, figures
+
+
+def test_a_dead_nodes_routes_go_by_bfd_and_its_connections_continue(cluster):
+    """lb3's link goes down: BFD, not BGP's hold timer, ends its session and takes its next hop out
+    (the time is printed here and measured with its spread by `make bench`, part 8)."""
+    figures = ecmp.kill_node(cluster, 120)
+    print(figures)
+    # Ended by BFD's detection: its session down, and not BGP's own hold timer, which ends a session
+    # to a silent peer without BFD.
+    assert figures["router's BFD session with lb3"] == "down", figures
+    assert "Hold Timer" not in figures["session ended by"], figures
+    assert figures["carried by lb3"] > 0, figures
+    assert figures["survived"] >= 0.99 * figures["held"], figures

@@ -1,0 +1,322 @@
+"""A scale-out cluster behind a router's ECMP, in the kernel VM, and the runs measured on it
+(tests/kernel/test_ecmp_cluster.py asserts them, tests/bench/test_8_ecmp.py repeats them).
+
+    c1 10.77.0.10 ── r1 (FRR: eBGP + BFD to each node, ECMP with L4 hashing) 10.77.1.1
+                         │ lan 10.77.1.0/24
+          lb1 .2, lb2 .3, lb3 .4: FRR (the managed daemon) + keepalived (the renderer's config)
+          b1 .21, b2 .22, b3 .23: TCP echo on port 7, the VIP on lo (DR), default via r1
+
+Each node's keepalived.conf and frr.conf come from one snapshot through Fulcrum's renderers, and
+FRR is driven by the managed daemon (render, vtysh -C, frr-reload.py, read-back), which also sets
+sloppy TCP. The API is not started: three of them would take minutes to boot here. lb1 and lb2
+announce the VIP; lb3 is provisioned with its session up and announces nothing until it joins.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from fulcrum.apply.daemons.frr import FrrDaemon, FrrPaths
+from fulcrum.config.snapshot import WRITTEN, ConfigSnapshot
+from fulcrum.render import RuntimePaths, render_keepalived
+
+from lab import client, frr, ipvs, keepalived
+from lab.cmd import bkg
+from lab.topo import Host, Lab
+from lab.wait import wait_until
+
+VIP, PORT = "192.0.2.10", 7
+ROUTER_LAN = "10.77.1.1"
+NODES = {"lb1": 2, "lb2": 3, "lb3": 4}
+BACKENDS = {"b1": 21, "b2": 22, "b3": 23}
+ROUTER_ASN, NODE_ASN = 65000, 65001
+
+ROUTER_CONF = "\n".join(
+    [
+        f"router bgp {ROUTER_ASN}",
+        " bgp router-id 10.77.0.1",
+        " no bgp ebgp-requires-policy",
+        *(
+            line
+            for number in NODES.values()
+            for line in (
+                f" neighbor 10.77.1.{number} remote-as {NODE_ASN}",
+                f" neighbor 10.77.1.{number} bfd",
+                f" neighbor 10.77.1.{number} timers 1 3",
+            )
+        ),
+        " address-family ipv4 unicast",
+        "  maximum-paths 8",
+        " exit-address-family",
+        "exit",
+        "",
+    ]
+)
+
+
+def snapshot(node: str, scheduler: str) -> ConfigSnapshot:
+    service: dict[str, Any] = {
+        "name": "echo",
+        "address": VIP,
+        "ports": [PORT],
+        "forwarding": "dr",
+        "scheduler": scheduler,
+        "health_check": {"type": "tcp", "on_failure": "weight_zero"},
+        "backends": [{"address": f"10.77.1.{n}"} for n in BACKENDS.values()],
+    }
+    if scheduler == "mh":
+        service |= {"scheduler_fallback": True, "scheduler_port": True}
+        bgp = {
+            "asn": NODE_ASN,
+            "router_id": f"10.77.1.{NODES[node]}",
+            "neighbors": [{"address": ROUTER_LAN, "remote_asn": ROUTER_ASN, "timers": {"keepalive": 1, "hold": 3}}],
+        }
+        return ConfigSnapshot.model_validate({"services": [service], "bgp": bgp}, context=WRITTEN)
+    # Refused with BGP on (fulcrum.config.cluster): a control's keepalived.conf is rendered without
+    # it, and its FRR from the mh snapshot (only the VIP's address matters there).
+    return ConfigSnapshot.model_validate({"services": [service]})
+
+
+class Node:
+    """A balancer node: keepalived with the renderer's configuration, FRR through the managed daemon."""
+
+    def __init__(self, host: Host, frr_host: frr.FrrHost) -> None:
+        self.host = host
+        self.fit = True
+        self.frr = FrrDaemon(FrrPaths(host.workdir / "frr.conf"), lambda: self.fit, frr_host.prefix)
+        self.keepalived_conf = host.workdir / "keepalived.conf"
+        self.keepalived: keepalived.Keepalived | None = None
+
+    def balance(self, scheduler: str) -> None:
+        self.keepalived_conf.write_text(render_keepalived(snapshot(self.host.role, scheduler), RuntimePaths()))
+        if self.keepalived is None:
+            self.keepalived = keepalived.start(self.host, self.keepalived_conf)
+        else:
+            keepalived.check_config(self.host, self.keepalived_conf)
+            self.keepalived.reload()
+        ipvs.wait_for_real_servers(self.host, VIP, PORT, [f"10.77.1.{n}" for n in BACKENDS.values()], timeout=60)
+
+    def announce(self, fit: bool = True) -> str:
+        """The engine's steps for the FRR daemon: render, validate, install, load, verify."""
+        config = snapshot(self.host.role, "mh")
+        self.fit = fit
+        self.frr.render(config)
+        self.frr.validate()
+        self.frr.install()
+        loaded = self.frr.load(config)
+        return f"{loaded}; {self.frr.verify(config).detail}"
+
+
+@dataclass
+class Cluster:
+    net: Lab
+    router: frr.FrrHost
+    nodes: dict[str, Node]
+    runs: int = 0
+
+    def next_hops(self) -> set[str]:
+        hops = set()
+        for route in self.router.routes(VIP):
+            hops |= {hop["gateway"] for hop in route.get("nexthops", [])}
+            if "gateway" in route:
+                hops.add(route["gateway"])
+        return hops
+
+    def wait_for_next_hops(self, *names: str) -> None:
+        wanted = {f"10.77.1.{NODES[name]}" for name in names}
+        wait_until(lambda: self.next_hops() == wanted, 60, what=f"{VIP} via {', '.join(names) or 'nobody'}")
+
+    def established(self, name: str) -> bool:
+        peer = f"10.77.1.{NODES[name]}"
+        return self.router.vtysh_json(f"show bgp neighbors {peer} json").get(peer, {}).get("bgpState") == "Established"
+
+    def balance(self, scheduler: str) -> None:
+        for node in self.nodes.values():
+            node.balance(scheduler)
+
+    def new_run(self) -> None:
+        """Client ports no earlier run used: a node keeps a closed connection's entry for minutes,
+        and a moved flow whose 5-tuple matches an old entry of another run's scheduler would go
+        to that entry's backend."""
+        self.runs += 1
+        low = 10000 + 5000 * self.runs
+        self.net.client.sysctl("net.ipv4.ip_local_port_range", f"{low} {low + 4999}")
+
+    def hold(self, count: int) -> list:
+        socks = [client.hold_tcp(self.net.client, VIP, PORT, timeout=10) for _ in range(count)]
+        assert all(client.still_answer(socks)), "every new connection answers"
+        return socks
+
+    def carried(self, socks: list) -> dict[str, int]:
+        """How many of these connections each node's IPVS has carried."""
+        ports = {sock.getsockname()[1] for sock in socks}
+        return {name: len(ipvs.connection_ports(node.host) & ports) for name, node in self.nodes.items()}
+
+
+@contextmanager
+def cluster(workdir: Path) -> Iterator[Cluster]:
+    """The lab, started, inside the caller's cleanup scope (which removes the namespaces)."""
+    with ExitStack() as stack:
+        net = Lab(workdir=workdir)
+        net.add_segment("up", "10.77.0.0/24")
+        net.add_segment("lan", "10.77.1.0/24")
+        router = net.add_host("r1")
+        net.connect(router, "up", 1)
+        net.connect(router, "lan", 1)
+        # L4 hashing: the flows of one client spread over the paths by their ports.
+        router.setup(sysctls={"net.ipv4.ip_forward": 1, "net.ipv4.fib_multipath_hash_policy": 1})
+        c1 = net.add_host("c1")
+        net.connect(c1, "up", 10)
+        c1.setup("route add default via 10.77.0.1")
+        net.clients.append(c1)
+        for name, number in NODES.items():
+            net.lbs.append(net.add_host(name))
+            net.connect(net.lbs[-1], "lan", number)
+        for name, number in BACKENDS.items():
+            backend = net.add_host(name)
+            net.connect(backend, "lan", number)
+            backend.setup(f"addr add {VIP}/32 dev lo", f"route add default via {ROUTER_LAN}",
+                          sysctls={"net.ipv4.conf.all.arp_ignore": 1, "net.ipv4.conf.all.arp_announce": 2})
+            net.backends.append(backend)
+        net.start()
+        for backend in net.backends:
+            net.start_tcp_echo(backend, port=PORT)
+        hosts = {
+            name: stack.enter_context(frr.frr_host(workdir, f"frr-{name}", netns=net.hosts[name].name))
+            for name in ("r1", *NODES)
+        }
+        (workdir / "router.conf").write_text(ROUTER_CONF)
+        hosts["r1"].run("vtysh", "-f", str(workdir / "router.conf"))
+        made = Cluster(net, hosts["r1"], {name: Node(net.hosts[name], hosts[name]) for name in NODES})
+        made.balance("mh")
+        for name, node in made.nodes.items():
+            assert "sloppy TCP/SCTP on" in node.announce(fit=name != "lb3"), name
+        made.wait_for_next_hops("lb1", "lb2")
+        wait_until(lambda: all(made.established(name) for name in NODES), 60, what="BGP up with every node")
+        yield made
+
+
+def join_and_leave(cluster: Cluster, scheduler: str, held: int) -> dict[str, Any]:
+    """`held` connections through lb1 and lb2; lb3 joins; every one is asked for an echo; lb3 is
+    drained (withdrawn, its session kept) and the survivors are asked again. The figures; the
+    cluster is left as it was found."""
+    cluster.balance(scheduler)
+    cluster.new_run()
+    socks = cluster.hold(held)
+    before = cluster.carried(socks)
+
+    started = time.monotonic()
+    cluster.nodes["lb3"].announce()
+    applied = time.monotonic() - started
+    cluster.wait_for_next_hops(*NODES)
+    routed = time.monotonic() - started
+    survived_join = client.still_answer(socks)
+    moved = cluster.carried(socks)["lb3"]
+
+    fresh = cluster.hold(90)  # new connections, over all three
+    spread = cluster.carried(fresh)
+
+    assert "VIPs withdrawn" in cluster.nodes["lb3"].announce(fit=False)
+    cluster.wait_for_next_hops("lb1", "lb2")
+    kept = [sock for sock, alive in zip(socks, survived_join, strict=True) if alive]
+    survived_leave = client.still_answer(kept)
+    for sock in [*socks, *fresh]:
+        sock.close()
+    return {
+        "scheduler": scheduler,
+        "held": held,
+        "carried before the join": before,
+        "moved to lb3": moved,
+        "survived the join": sum(survived_join),
+        "drained": len(kept),
+        "survived the drain": sum(survived_leave),
+        "new connections per node": spread,
+        "seconds: lb3's apply": round(applied, 2),
+        "seconds: lb3's apply to the router's third next hop": round(routed, 2),
+    }
+
+
+_STAMP = re.compile(r"^\[(?P<when>[^\]]+)\]\s*(?P<event>.*)$")
+
+
+def _events(log: Path) -> list[tuple[float, str]]:
+    """`ip -ts -o monitor` lines as (UNIX time, event)."""
+    found = []
+    for line in log.read_text().splitlines():
+        match = _STAMP.match(line)
+        if match:
+            found.append((datetime.fromisoformat(match["when"]).timestamp(), match["event"]))
+    return found
+
+
+def _listening(log: Path, marker: str, poke: Any, what: str) -> None:
+    """Wait until a monitor started in the background prints the change `poke` makes (made again
+    on every try: one made before the monitor had its socket is never printed)."""
+
+    def seen() -> bool:
+        poke()
+        return marker in log.read_text()
+
+    wait_until(seen, 30, what=f"{what} listening")
+
+
+def kill_node(cluster: Cluster, held: int) -> dict[str, Any]:
+    """lb3 joins; `held` connections are opened over all three nodes; lb3's link goes down (no BGP
+    notification, no TCP close: what a dead box looks like). The time from its link going down to
+    the router's kernel changing the VIP's route, from the kernels' own event stamps (`ip -ts
+    monitor`); how many connections carried by lb3 continue. lb3 comes back, withdrawn."""
+    cluster.balance("mh")
+    cluster.new_run()
+    lb3 = cluster.nodes["lb3"]
+    lb3.announce()
+    cluster.wait_for_next_hops(*NODES)
+    peer = f"10.77.1.{NODES['lb3']}"
+    wait_until(
+        lambda: any(p["peer"] == peer and p["status"] == "up" for p in cluster.router.vtysh_json("show bfd peers json")),
+        60,
+        what="BFD up between r1 and lb3",
+    )
+    socks = cluster.hold(held)
+    carried = cluster.carried(socks)["lb3"]
+
+    workdir = cluster.net.workdir
+    routes_log, link_log = workdir / f"routes-{cluster.runs}.log", workdir / f"link-{cluster.runs}.log"
+    router = cluster.net.hosts["r1"]
+    routes = bkg(["ip", "-ts", "-o", "monitor", "route"], router, log_path=routes_log)
+    link = bkg(["ip", "-ts", "-o", "monitor", "link"], lb3.host, log_path=link_log)
+    _listening(routes_log, "203.0.113.99", lambda: router.ip_batch(
+        ["route add blackhole 203.0.113.99/32", "route del blackhole 203.0.113.99/32"]), "r1's route monitor")
+    mtu = iter(range(65000, 64000, -1))
+    _listening(link_log, " lo:", lambda: lb3.host.ip("link", "set", "dev", "lo", "mtu", str(next(mtu))),
+               "lb3's link monitor")
+    try:
+        lb3.host.ip("link", "set", "eth0", "down")
+        cluster.wait_for_next_hops("lb1", "lb2")
+        session = cluster.router.vtysh_json(f"show bgp neighbors {peer} json")[peer]
+        bfd = {p["peer"]: p["status"] for p in cluster.router.vtysh_json("show bfd peers json")}
+        survived = client.still_answer(socks)
+    finally:
+        routes.stop()
+        link.stop()
+        lb3.host.ip("link", "set", "eth0", "up")
+    down = next(when for when, event in _events(link_log) if re.search(r"\beth0[@:]", event) and "state DOWN" in event)
+    changed = next(when for when, event in _events(routes_log) if VIP in event and when >= down)
+    for sock in socks:
+        sock.close()
+    lb3.announce(fit=False)
+    wait_until(lambda: cluster.established("lb3"), 60, what="lb3's session back")
+    return {
+        "held": held,
+        "carried by lb3": carried,
+        "survived": sum(survived),
+        "session ended by": f"{session.get('lastResetDueTo')}: {session.get('lastNotificationReason')}",
+        "router's BFD session with lb3": bfd.get(peer),
+        "seconds from lb3's link down to the router's route change": round(changed - down, 3),
+    }
