@@ -48,9 +48,9 @@ def test_a_dead_nodes_routes_go_by_bfd_and_its_connections_continue(cluster):
     (the time is printed here and measured with its spread by `make bench`, part 8)."""
     figures = ecmp.kill_node(cluster, 120)
     print(figures)
-    # Ended by BFD's detection: its session down, and not BGP's own hold timer, which ends a session
-    # to a silent peer without BFD.
+    # Ended by BFD's detection (the router's Cease says so, RFC 9384), not by BGP's own hold timer,
+    # which ends a session to a silent peer without BFD ("Hold Timer Expired").
     assert figures["router's BFD session with lb3"] == "down", figures
-    assert "Hold Timer" not in figures["session ended by"], figures
+    assert "Cease/BFD Down" in figures["session ended by"], figures
     assert figures["carried by lb3"] > 0, figures
     assert figures["survived"] >= 0.99 * figures["held"], figures
