@@ -11,8 +11,8 @@ the backend the flow started on, with no state shared between the nodes:
   over the real servers in the order IPVS holds them), and IPVS appends a real server added back
   to the end: so a real server is never taken out and put back while it exists. A failed check
   leaves it at weight 0 (`on_failure: weight_zero`), a disabled backend is programmed at weight
-  0 (fulcrum.render.keepalived), and real servers are listed in the order they were created, the
-  order in which every node's keepalived has appended them;
+  0, and real servers are listed in the order they were created, the order in which every node's
+  keepalived has appended them (fulcrum.config.snapshot.programmed_backends);
 - `scheduler_fallback` then sends the flows hashed to a weight-0 real server to the next one in
   the same table; without it IPVS drops them;
 - DR or TUN forwarding: the backend answers the client directly. NAT would need each reply to
