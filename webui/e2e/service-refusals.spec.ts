@@ -3,7 +3,18 @@ import { ADMIN, apiToken, login, shoot } from './helpers';
 
 // A refused delete is shown where it was asked for, and nothing is lost: the service stays.
 
-const SERVICE = { name: 'announced', address: '192.0.2.77', ports: [80], backends: [{ address: '198.51.100.77' }] };
+// What a service whose VIP BGP announces must be (fulcrum.config.cluster): mh with fallback, DR,
+// failed backends kept at weight 0.
+const SERVICE = {
+  name: 'announced',
+  address: '192.0.2.77',
+  ports: [80],
+  forwarding: 'dr',
+  scheduler: 'mh',
+  scheduler_fallback: true,
+  health_check: { on_failure: 'weight_zero' },
+  backends: [{ address: '198.51.100.77' }],
+};
 const BGP = {
   asn: 65001,
   router_id: '192.0.2.5',
