@@ -60,7 +60,7 @@ def summarise(runs: list[dict]) -> dict:
             "moved share": spread([r["moved to lb3"] / r["held"] for r in mine]),
             "survived the join": spread([r["survived the join"] / r["held"] for r in mine]),
             "survived the drain": spread([r["survived the drain"] / r["drained"] for r in mine if r["drained"]]),
-            "lb3's share of new connections": spread([r["new connections per node"]["lb3"] / 90 for r in mine]),
+            "lb3's share of new connections": spread([r["new connections per node"]["lb3"] / ecmp.NEW_CONNECTIONS for r in mine]),
         }
     killed = [r for r in runs if r["kind"] == "kill"]
     summary["kill"] = {

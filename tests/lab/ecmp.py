@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -37,6 +37,7 @@ ROUTER_LAN = "10.77.1.1"
 NODES = {"lb1": 2, "lb2": 3, "lb3": 4}
 BACKENDS = {"b1": 21, "b2": 22, "b3": 23}
 ROUTER_ASN, NODE_ASN = 65000, 65001
+NEW_CONNECTIONS = 90  # opened while all three nodes are in: each node's share of new flows
 
 ROUTER_CONF = "\n".join(
     [
@@ -220,7 +221,7 @@ def join_and_leave(cluster: Cluster, scheduler: str, held: int) -> dict[str, Any
     survived_join = client.still_answer(socks)
     moved = cluster.carried(socks)["lb3"]
 
-    fresh = cluster.hold(90)  # new connections, over all three
+    fresh = cluster.hold(NEW_CONNECTIONS)
     spread = cluster.carried(fresh)
 
     assert "VIPs withdrawn" in cluster.nodes["lb3"].announce(fit=False)
@@ -256,7 +257,7 @@ def _events(log: Path) -> list[tuple[float, str]]:
     return found
 
 
-def _listening(log: Path, marker: str, poke: Any, what: str) -> None:
+def _listening(log: Path, marker: str, poke: Callable[[], None], what: str) -> None:
     """Wait until a monitor started in the background prints the change `poke` makes (made again
     on every try: one made before the monitor had its socket is never printed)."""
 

@@ -80,6 +80,11 @@ class BgpConfig(Strict):
     # The VIPs to announce, as /32 and /128. None: every address of the enabled services.
     announce: list[HostAddress] | None = Field(default=None, max_length=1024)
 
+    def announces(self, address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+        """Whether an enabled service at `address` has its VIP announced (the caller checks that the
+        service is enabled: without a list of its own, BGP announces every enabled service)."""
+        return self.enabled and (self.announce is None or address in self.announce)
+
     @model_validator(mode="after")
     def _values(self) -> Self:
         if self.router_id.is_unspecified or self.router_id.is_multicast or self.router_id.is_loopback:

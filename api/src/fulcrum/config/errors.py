@@ -15,7 +15,8 @@ _PATH = re.compile(
 _STEP = re.compile(r"([a-z_][a-z0-9_]*)|\[(\d+)\]")
 
 
-def _split_path(path: str) -> list[str | int]:
+def split_path(path: str) -> list[str | int]:
+    """ "backends[2].health_check.on_failure" as ["backends", 2, "health_check", "on_failure"]."""
     return [name if name else int(index) for name, index in _STEP.findall(path)]
 
 
@@ -29,7 +30,7 @@ def located_errors(
         msg = str(error["msg"])
         match = _PATH.match(msg)
         if match:
-            loc += _split_path(match.group(1))
+            loc += split_path(match.group(1))
             msg = match.group(2)
         elif msg.startswith("Value error, "):
             msg = msg.removeprefix("Value error, ")

@@ -386,8 +386,8 @@ class ConfigSnapshot(Strict):
     def clustered_services(self) -> set[str]:
         """The names of the enabled services whose VIP this node announces by BGP: a router may send
         any of their flows to any node, so every node must pick the same backend (fulcrum.config.cluster)."""
-        announced = set(self.announced_vips())
-        return {s.name for s in self.services if s.enabled and s.address in announced}
+        bgp = self.bgp
+        return {s.name for s in self.services if s.enabled and bgp is not None and bgp.announces(s.address)}
 
     @model_validator(mode="after")
     def _clustered_agree(self, info: ValidationInfo) -> Self:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+import ipaddress
 from typing import Any
 
 from pydantic import BaseModel
@@ -10,7 +10,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from fulcrum.config import snapshot as spec
+from fulcrum.config.bgp import BgpConfig
 from fulcrum.config.cluster import check_problem, service_problem
+from fulcrum.config.errors import split_path
 from fulcrum.errors import ConfigInvalid, Conflict, NotFound
 from fulcrum.models import Backend, Service
 from fulcrum.services import audit
@@ -129,34 +131,30 @@ def delete_service(session: Session, actor: audit.Actor, service_id: int) -> Non
     audit.record(session, actor, "service.delete", before.name, {"before": before.model_dump(mode="json")})
 
 
-def _announced_here(session: Session, service: spec.Service) -> bool:
-    """Whether this node's BGP announces `service`'s VIP (as ConfigSnapshot.clustered_services)."""
-    bgp = bgp_settings(session)
-    if not service.enabled or bgp is None or not bgp.get("enabled", True):
+def _announced_here(session: Session, address: str, enabled: bool) -> bool:
+    """Whether this node's BGP announces the VIP of a service (as ConfigSnapshot.clustered_services)."""
+    data = bgp_settings(session)
+    if not enabled or data is None:
         return False
-    listed: list[str] | None = bgp.get("announce")
-    return listed is None or str(service.address) in listed
+    return BgpConfig.model_validate(data).announces(ipaddress.ip_address(address))
 
 
 def _agrees_across_nodes(session: Session, service: spec.Service) -> None:
     """A service whose VIP BGP announces follows the rules that let every node pick the same backend
     (fulcrum.config.cluster): refused as it is written, naming the field, not at the next commit."""
-    problem = service_problem(service) if _announced_here(session, service) else None
+    announced = _announced_here(session, str(service.address), service.enabled)
+    problem = service_problem(service) if announced else None
     if problem is not None:
         field, message = problem
-        raise ConfigInvalid([{"loc": ["body", *_location(field)], "msg": message, "type": "value_error"}])
+        raise ConfigInvalid([{"loc": ["body", *split_path(field)], "msg": message, "type": "value_error"}])
 
 
 def _backend_agrees_across_nodes(session: Session, service: Service, backend: spec.Backend) -> None:
-    problem = check_problem(backend.health_check) if _announced_here(session, service_spec(service)) else None
+    announced = _announced_here(session, service.address, service.enabled)
+    problem = check_problem(backend.health_check) if announced else None
     if problem is not None:
         field, message = problem
         raise ConfigInvalid([{"loc": ["body", "health_check", field], "msg": message, "type": "value_error"}])
-
-
-def _location(field: str) -> list[str | int]:
-    """ "backends[2].health_check.on_failure" as ["backends", 2, "health_check", "on_failure"]."""
-    return [int(part[1:-1]) if part.startswith("[") else part for part in re.findall(r"\w+|\[\d+\]", field)]
 
 
 def _announced_without_service(session: Session, before: spec.Service) -> bool:
