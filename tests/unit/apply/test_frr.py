@@ -1,12 +1,15 @@
 """The FRR daemon against real FRR (zebra, bgpd, bfdd) in throw-away namespaces on this host
 (lab.frr): two balancer nodes announce the VIPs to a router over eBGP with BFD; the router's kernel
-must hold each VIP as one ECMP route over both nodes. A node's withdrawal (maintenance) removes its
-next hop while its session stays up; a file FRR's checker refuses is never installed; a rollback
+must hold each VIP as one ECMP route over both nodes. A node's withdrawal (maintenance, keepalived
+not running; at an apply or, between applies, by the announcement watch) removes its next hop while
+its session stays up; a file FRR's checker refuses is never installed; a rollback
 reloads the previous file."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,10 +17,13 @@ from typing import Any
 
 import pytest
 
+from fulcrum.apply.announcement_watch import AnnouncementWatch
 from fulcrum.apply.daemons import standard_daemons
 from fulcrum.apply.daemons.frr import FrrDaemon, FrrPaths
+from fulcrum.apply.fitness import Fitness
 from fulcrum.apply.engine_settings import engine_config
 from fulcrum.apply.files import new_path
+from fulcrum.apply.keepalived_control import keepalived_argv, pid_of
 from fulcrum.apply.tools import ToolError
 from fulcrum.config.snapshot import ConfigSnapshot
 from fulcrum.ha.local import set_maintenance
@@ -72,7 +78,10 @@ class Node:
     def __init__(self, host: FrrHost, config: Path) -> None:
         self.host = host
         self.fit = True  # what the maintenance file would say
-        self.daemon = FrrDaemon(FrrPaths(config), lambda: self.fit, host.prefix)
+        self.daemon = FrrDaemon(FrrPaths(config), self.fitness, host.prefix)
+
+    def fitness(self) -> Fitness:
+        return Fitness(self.fit, "fit" if self.fit else "the test withdrew it")
 
     def apply(self, snapshot: ConfigSnapshot) -> str:
         """The engine's steps for this one daemon: render, validate, install, load, verify."""
@@ -193,15 +202,62 @@ def test_a_file_the_checker_refuses_is_never_installed_and_a_rollback_reloads_th
     assert node.daemon.verify(snapshot("node1")).detail.startswith("bgpd announcing 2 VIP prefixes")
 
 
-def test_frr_is_managed_only_where_configured_and_withdraws_in_maintenance(tmp_path: Path) -> None:
+def test_frr_is_managed_only_where_configured_and_withdraws_without_keepalived_or_in_maintenance(
+    tmp_path: Path,
+) -> None:
     assert "frr" not in [d.name for d in standard_daemons(engine_config(Settings(data_dir=tmp_path)))]
     settings = Settings(data_dir=tmp_path, frr_config=tmp_path / "frr.conf")
     daemons = standard_daemons(engine_config(settings))
     frr = daemons[-1]
     assert isinstance(frr, FrrDaemon) and frr.paths.config == tmp_path / "frr.conf"
-    assert settings.maintenance_file is not None
-    assert "withdrawn" not in frr.render(snapshot("node1"))
-    set_maintenance(settings.maintenance_file, True)  # what the HA page's maintenance switch does
-    assert "VIPs withdrawn" in frr.render(snapshot("node1"))
-    assert "  network " not in new_path(frr.paths.config).read_text()
+    assert settings.maintenance_file is not None and settings.keepalived_pidfile is not None
+    assert "VIPs withdrawn: keepalived is not running here" in frr.render(snapshot("node1"))
+
+    # A real keepalived (with nothing to run: this host has no IPVS) at the pid file the engine reads.
+    (tmp_path / "empty.conf").write_text("global_defs {\n}\n")
+    settings.keepalived_pidfile.parent.mkdir(parents=True, exist_ok=True)
+    argv = [*keepalived_argv(tmp_path / "empty.conf", settings.keepalived_pidfile, tmp_path), "--dont-fork", "--no-syslog"]
+    keepalived = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: pid_of(settings.keepalived_pidfile) == keepalived.pid, 30, what="keepalived's pid file")
+        assert "withdrawn" not in frr.render(snapshot("node1"))
+        assert "  network " in new_path(frr.paths.config).read_text()
+        set_maintenance(settings.maintenance_file, True)  # what the HA page's maintenance switch does
+        assert "VIPs withdrawn: this node is in maintenance" in frr.render(snapshot("node1"))
+        assert "  network " not in new_path(frr.paths.config).read_text()
+    finally:
+        keepalived.terminate()
+        keepalived.wait(30)
     frr.discard()
+
+
+def test_between_applies_the_watch_withdraws_and_announces_as_the_node_s_fitness_changes(
+    lab: tuple[FrrHost, dict[str, Node]],
+) -> None:
+    router, nodes = lab
+    node = nodes["node1"]
+    live = snapshot("node1")
+    node.apply(live)
+    wait_until(lambda: next_hops(router, VIPS[0]) == {"10.0.1.1"}, 60, what=f"{VIPS[0]} via node1")
+    apply_lock = threading.Lock()  # the engine's: the watch must hold it to change anything
+    watch = AnnouncementWatch(node.daemon, lambda: apply_lock, interval=0.2)
+    try:
+        assert watch.check_once() is None and watch.view() == (None, None)  # nothing watched yet
+        watch.watch(live)
+        assert watch.view() == (True, "fit")
+        node.fit = False  # e.g. keepalived died: no apply comes, the watch acts
+        wait_until(lambda: next_hops(router, VIPS[0]) == set(), 30, what=f"{VIPS[0]} withdrawn by the watch")
+        wait_until(lambda: node.daemon.announced is False, 30, what="the watch's round to end")
+        assert watch.view() == (False, "the test withdrew it")  # what GET /status shows
+        assert "  network " not in node.daemon.paths.config.read_text()
+        assert established(router, "10.0.1.1")["bgpState"] == "Established"  # the session stays
+
+        with apply_lock:  # an apply under way: the watch waits for it
+            node.fit = True
+            time.sleep(1)
+            assert next_hops(router, VIPS[0]) == set()
+        wait_until(lambda: next_hops(router, VIPS[0]) == {"10.0.1.1"}, 30, what=f"{VIPS[0]} announced again")
+        wait_until(lambda: node.daemon.announced is True, 30, what="the watch's round to end")
+    finally:
+        watch.close()
+    assert watch.check_once() is None  # fit, and announcing: nothing due

@@ -814,6 +814,14 @@ export type DataplaneStatus = {
      */
     applied_revision: number | null;
     /**
+     * Bgp Announcing
+     */
+    bgp_announcing?: boolean | null;
+    /**
+     * Bgp Fitness
+     */
+    bgp_fitness?: string | null;
+    /**
      * Interrupted Revision
      */
     interrupted_revision?: number | null;

@@ -57,6 +57,17 @@ describe('computeAlarms', () => {
     expect(alarms[0].message).toMatch(/not applied/);
   });
 
+  it('says why a node withdrew its VIPs from BGP, and is quiet while it announces them', () => {
+    const withdrawn = status({
+      dataplane: { ...status().dataplane!, bgp_announcing: false, bgp_fitness: 'keepalived is not running here, so IPVS is not kept' },
+    });
+    const alarms = computeAlarms(withdrawn, stats(['up']), undefined);
+    expect(alarms.map((a) => a.id)).toEqual(['bgp-withdrawn']);
+    expect(alarms[0].message).toMatch(/^Withdrawn because keepalived is not running here/);
+    const announcing = status({ dataplane: { ...status().dataplane!, bgp_announcing: true, bgp_fitness: 'fit' } });
+    expect(computeAlarms(announcing, stats(['up']), undefined)).toEqual([]);
+  });
+
   it('names each down backend, critical first', () => {
     const alarms = computeAlarms(status({ awaiting_confirm: 2 }), stats(['up', 'down']), undefined);
     expect(alarms.map((a) => a.id)).toEqual(['backend-down-web-198.51.100.2:80', 'awaiting-confirm']);

@@ -61,6 +61,14 @@ export function computeAlarms(
         message: 'Health checks and VIP failover are stopped.',
       });
     }
+    if (dataplane?.bgp_announcing === false) {
+      alarms.push({
+        id: 'bgp-withdrawn',
+        severity: 'warning',
+        title: 'This node announces no VIPs by BGP',
+        message: `Withdrawn because ${dataplane.bgp_fitness ?? 'it is not fit to announce them'}: the routers send it no traffic for them. It announces again by itself once fit.`,
+      });
+    }
     if (dataplane?.interrupted_revision) {
       alarms.push({
         id: 'interrupted',

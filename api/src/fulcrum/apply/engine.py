@@ -48,8 +48,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from fulcrum.apply.announcement_watch import AnnouncementWatch
 from fulcrum.apply.daemons import Checked, ManagedDaemon, standard_daemons
-from fulcrum.apply.daemons.frr import FrrPaths
+from fulcrum.apply.daemons.frr import FrrDaemon, FrrPaths
 from fulcrum.apply.daemons.networkd import NetworkPaths
 from fulcrum.apply.host_keys import (
     HostKeys,
@@ -184,6 +185,9 @@ class ApplyEngine:
             prefix=config.command_prefix,
         )
         self.vip_guard = VipGuard()  # probes DR/TUN backends of the live configuration
+        frr = next((d for d in self.daemons if isinstance(d, FrrDaemon)), None)
+        # Withdraws or announces the VIPs when this node's fitness changes between applies.
+        self.announcement_watch = AnnouncementWatch(frr, self._exclusive) if frr else None
 
     # --- public ---------------------------------------------------------------------------------
 
@@ -231,6 +235,7 @@ class ApplyEngine:
         available, detail = ipvs_available()
         state = self.state.load()
         interrupted = state.pending if state.pending and not self._apply_in_progress() else None
+        announcing, fitness = self.announcement_watch.view() if self.announcement_watch else (None, None)
         return DataplaneStatus(
             ipvs_available=available,
             ipvs_detail=detail,
@@ -240,6 +245,8 @@ class ApplyEngine:
             applied_revision=state.applied.revision if state.applied else None,
             applied_digest=state.applied.digest if state.applied else None,
             interrupted_revision=interrupted.revision if interrupted else None,
+            bgp_announcing=announcing,
+            bgp_fitness=fitness,
         )
 
     def stats(self) -> DataplaneStats:
@@ -366,6 +373,8 @@ class ApplyEngine:
             rollback_problems = self._roll_back(progress, steps)
             return _failed(revision, steps, failure, rollback_problems, warnings)
         self.vip_guard.watch(snapshot)
+        if self.announcement_watch is not None:
+            self.announcement_watch.watch(snapshot)
         return ApplyResult(
             outcome=ApplyOutcome.APPLIED,
             revision=revision,

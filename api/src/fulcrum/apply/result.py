@@ -65,6 +65,10 @@ class DataplaneStatus(BaseModel):
     # An apply of this revision was interrupted (the helper died after replacing live files); the
     # API should re-apply `applied_revision` to be sure the kernel matches it.
     interrupted_revision: int | None = None
+    # BGP, where FRR is managed and the live configuration announces VIPs (else None): whether this
+    # node announces them now, and its fitness to (fulcrum.apply.fitness), e.g. why it withdrew them.
+    bgp_announcing: bool | None = None
+    bgp_fitness: str | None = None
 
 
 class InterfaceView(BaseModel):

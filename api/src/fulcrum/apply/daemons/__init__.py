@@ -15,8 +15,8 @@ from fulcrum.apply.daemons.keepalived import KeepalivedDaemon, ReadbackTiming
 from fulcrum.apply.daemons.networkd import NetworkdDaemon
 from fulcrum.apply.daemons.nftables import NftablesDaemon
 from fulcrum.apply.daemons.protocol import Checked, ManagedDaemon
+from fulcrum.apply.fitness import AnnounceFitness
 from fulcrum.apply.keepalived_control import KeepalivedControl
-from fulcrum.apply.maintenance import in_maintenance
 
 if TYPE_CHECKING:
     from fulcrum.apply.engine import EngineConfig
@@ -36,11 +36,8 @@ def standard_daemons(config: EngineConfig) -> list[ManagedDaemon]:
     readback = ReadbackTiming(config.readback_timeout, config.readback_settle, config.readback_interval)
     network: list[ManagedDaemon] = [NetworkdDaemon(config.network, prefix)] if config.network else []
     maintenance = config.runtime.maintenance_file
-    frr: list[ManagedDaemon] = (
-        [FrrDaemon(config.frr, lambda: not (maintenance and in_maintenance(Path(maintenance))), prefix)]
-        if config.frr
-        else []
-    )
+    fitness = AnnounceFitness(Path(maintenance) if maintenance else None, config.keepalived_pidfile)
+    frr: list[ManagedDaemon] = [FrrDaemon(config.frr, fitness, prefix)] if config.frr else []
     return [
         *network,
         NftablesDaemon(config.nftables_file, prefix),

@@ -10,9 +10,11 @@ bgpd, as JSON, the neighbors and the locally originated prefixes and compares th
 snapshot, and finds the VIPs on the loopback (zebra puts them there); undo reloads FILE.prev (or
 a file with no BGP when there was none).
 
-Whether the VIPs are announced at all is `announcing()`, asked at every render: False (the node is
-in maintenance) renders the same file without `network` statements, a withdrawal that the
-routers see within one update while the sessions stay up.
+Whether the VIPs are announced at all is `announcing()` (fulcrum.apply.fitness), asked at every
+render: not fit (in maintenance, keepalived not running) renders the same file without `network`
+statements, a withdrawal that the routers see within one update while the sessions stay up.
+Between applies `AnnouncementWatch` asks it every second and runs these same steps when the
+answer differs from `announced`, what the loaded file does.
 
 FRR's daemons are started by their own service (frr.service on the appliance, the lab in tests);
 `prefix` wraps every command, e.g. ("nsenter", "--target", PID, "--net", "--mount") in tests.
@@ -29,6 +31,7 @@ from typing import Any
 from fulcrum.apply.daemons.owned_files import OwnedFiles
 from fulcrum.apply.daemons.protocol import Checked
 from fulcrum.apply.files import new_path
+from fulcrum.apply.fitness import Fitness
 from fulcrum.apply.tools import ToolError, run_tool, trim_lines
 from fulcrum.apply.validators import validate_frr
 from fulcrum.config.snapshot import ConfigSnapshot
@@ -47,19 +50,21 @@ class FrrPaths:
 class FrrDaemon:
     name = "frr"
 
-    def __init__(self, paths: FrrPaths, announcing: Callable[[], bool], prefix: Sequence[str] = ()) -> None:
+    def __init__(
+        self, paths: FrrPaths, announcing: Callable[[], Fitness], prefix: Sequence[str] = ()
+    ) -> None:
         self.paths = paths
         self.announcing = announcing
         self.prefix = tuple(prefix)
         self.files = OwnedFiles(paths.config)
-        self._announce = True
+        self._announce = True  # what the staged file does
+        self.announced: bool | None = None  # what the loaded file does (None: not loaded by us yet)
 
     def render(self, snapshot: ConfigSnapshot) -> str:
-        self._announce = self.announcing()
+        fitness = self.announcing()
+        self._announce = fitness.fit
         staged = self.files.stage({self.paths.config: render_frr(snapshot, announce=self._announce)})
-        return (
-            staged if self._announce else f"{staged}; VIPs withdrawn: this node is not fit to announce them"
-        )
+        return staged if self._announce else f"{staged}; VIPs withdrawn: {fitness.reason}"
 
     def validate(self) -> Checked:
         result = validate_frr(new_path(self.paths.config), self.prefix)
@@ -82,7 +87,10 @@ class FrrDaemon:
     def load(self, snapshot: ConfigSnapshot) -> str:
         # Before the routes go out: the flows they bring may start mid-way on this node.
         sloppy = self._take_flows_mid_way(bool(snapshot.announced_vips()))
-        return f"{sloppy}; {self._reload(self.paths.config)}"
+        self.announced = None  # unknown while the daemons take the file in
+        reloaded = self._reload(self.paths.config)
+        self.announced = self._announce
+        return f"{sloppy}; {reloaded}"
 
     def _take_flows_mid_way(self, on: bool) -> str:
         """IPVS's sloppy TCP and SCTP, on while this node announces VIPs, off otherwise.
@@ -130,6 +138,7 @@ class FrrDaemon:
 
     def undo(self, loaded: bool) -> str:
         restored, done = self.files.restore()
+        self.announced = None  # the previous file's: the next watch round renders anew
         if loaded and self.paths.config in restored:
             if restored[self.paths.config]:
                 done += "; " + self._reload(self.paths.config)
