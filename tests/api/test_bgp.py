@@ -5,13 +5,16 @@ peer receives), and the announced VIPs taken from the services."""
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from apitest import errors
+from fulcrum.errors import ConfigInvalid
+from fulcrum.ha import replication
+from fulcrum.ha.wire import ConfigPush
 from fulcrum.services import lineage
 from fulcrum.services.candidate import candidate_snapshot
 
@@ -41,6 +44,10 @@ CLUSTERED: dict[str, Any] = {
     "scheduler_fallback": True,
     "health_check": {"on_failure": "weight_zero"},
 }
+
+
+# A service as it is created by default: NAT, which BGP may not announce (CLUSTERED makes it fit).
+NAT_WEB: dict[str, Any] = {"name": "web", "address": "192.0.2.10", "ports": [80], "backends": [{"address": "198.51.100.1"}]}
 
 
 def with_changes(**changes: Any) -> dict[str, Any]:
@@ -312,7 +319,7 @@ def test_an_announced_service_must_let_every_node_pick_the_same_backend(client: 
     """fulcrum.config.cluster's rules, as a client meets them: turning BGP on over a NAT service is
     refused naming the service's field; a service or backend written against them while BGP
     announces its VIP is refused naming the field in the body; nothing is stored either time."""
-    nat = {"name": "web", "address": "192.0.2.10", "ports": [80], "backends": [{"address": "198.51.100.1"}]}
+    nat = NAT_WEB
     web_id = client.post("/api/v1/services", json=nat).json()["id"]
     refused = put(client, BGP)
     assert refused.status_code == 422, refused.text
@@ -345,3 +352,40 @@ def test_an_announced_service_must_let_every_node_pick_the_same_backend(client: 
     assert put(client, with_changes(announce=[])).status_code == 200
     assert client.patch(f"/api/v1/services/{web_id}", json={"forwarding": "nat", "scheduler": "wlc",
                                                           "scheduler_fallback": False}).status_code == 200
+
+
+def test_an_import_that_bgp_would_announce_against_the_rules_is_refused_and_stores_nothing(client: TestClient) -> None:
+    """BGP announces every enabled service's VIP by default, so an imported NAT service (what
+    ipvsadm's -m makes) would be announced against fulcrum.config.cluster's rules: the import is a
+    422 naming the imported service's field, in a preview as in an apply, and the candidate keeps
+    what it had."""
+    assert client.post("/api/v1/services", json={**NAT_WEB, **CLUSTERED}).status_code == 201
+    assert put(client, BGP).status_code == 200
+    rules = "-A -t 192.0.2.20:80 -s rr\n-a -t 192.0.2.20:80 -r 198.51.100.5:80 -m -w 1\n"
+    for mode in ("preview", "apply"):
+        refused = client.post("/api/v1/imports", json={"text": rules, "mode": mode})
+        assert refused.status_code == 422, refused.text
+        loc, message = errors(refused)[0]
+        assert "services" in loc and loc[-1] in ("scheduler", "forwarding"), (loc, message)
+    assert [s["name"] for s in client.get("/api/v1/services").json()["data"]] == ["web"]
+
+
+def test_a_peer_s_revision_that_this_node_s_bgp_would_announce_against_the_rules_is_refused(
+    client: TestClient, session: Session
+) -> None:
+    """The peer's shared part meets this node's own BGP settings on arrival (replication.accept):
+    a NAT service there, whose VIP this node would announce, is refused with the field under
+    body.shared, before anything is stored or applied."""
+    assert client.post("/api/v1/services", json={**NAT_WEB, **CLUSTERED}).status_code == 201
+    assert put(client, BGP).status_code == 200
+    shared = candidate_snapshot(session).model_dump(mode="json", include={"services", "vip_groups"})
+    shared["services"][0] |= {"forwarding": "nat"}
+    push = ConfigPush(shared=shared, users=[], shared_hash="0" * 64, lineage="1" * 64, history=[],
+                      origin_revision=7, origin_node="peer")
+    app = cast(Any, client.app)
+    with pytest.raises(ConfigInvalid) as refused:
+        replication.accept(session, app.state.ha, app.state.applier, push, "test")
+    [error] = refused.value.errors[:1]
+    assert error["loc"][:2] == ["body", "shared"] and error["loc"][-1] == "forwarding", error
+    session.expire_all()
+    assert [s.forwarding for s in candidate_snapshot(session).services] == ["dr"]
