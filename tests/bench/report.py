@@ -454,7 +454,10 @@ def ecmp(data: dict, run: Path) -> list[str]:
            f"and keepalived from Fulcrum's renderers, three DR backends); {data['rounds']} rounds, each: "
            f"{data['held']} held connections through lb1 and lb2, lb3 joins and is drained, with mh (Fulcrum's "
            f"rule for an announced VIP) and with wrr (the control); then {data['killed_held']} connections over "
-           "all three and lb3's link down. Shares are of the held connections. Cells: median (min–max).", "",
+           f"all three and lb3's link down; then {data.get('removal_held', '?')} connections over all three and "
+           f"backend b3 removed from every node's configuration; then {data.get('sick_held', '?')} connections "
+           "over all three and lb2's keepalived stopped, no apply following. Shares are of the held connections. "
+           "Cells: median (min–max).", "",
            *(f"**{name}:** {text}." for name, text in data["anchors"].items()), ""]
     rows = []
     for scheduler in ("mh", "wrr"):
@@ -469,6 +472,22 @@ def ecmp(data: dict, run: Path) -> list[str]:
                    rng(kill["withdrawal seconds"], 3)],
                   ["share of connections it carried", rng(kill["carried share"], 2)],
                   ["share of all connections that survived", rng(kill["survived"], 3)]])
+    if "remove" in summary:  # runs before backend removal was measured have no such rounds
+        removal = summary["remove"]
+        out += table(["a backend removed (from every node)", "value"],
+                     [["share of held connections it served", rng(removal["share on the removed backend"], 2)],
+                      ["share of the others' connections that survived", rng(removal["survived on the others"], 3)],
+                      ["its own connections that survived (they end at their next packet)",
+                       rng(removal["survived on the removed backend"], 0)],
+                      [f"new connections sent to it afterwards (of {data.get('new_connections', '?')})",
+                       rng(removal["new connections to the removed backend"], 0)]])
+    if "sick" in summary:
+        sick = summary["sick"]
+        out += table(["a node's keepalived stops (the announcement watch withdraws it)", "value"],
+                     [["seconds from keepalived's exit to the router's route change", rng(sick["withdrawal seconds"], 2)],
+                      ["seconds from keepalived's start to its next hop back", rng(sick["announce seconds"], 2)],
+                      ["share of connections the node carried", rng(sick["carried share"], 2)],
+                      ["share of all connections that survived", rng(sick["survived"], 3)]])
     out += ["How to read it: the control's loss at the join is GLB's third; with mh every node sends a moved "
             "flow to the backend it already has, so the join and the drain lose nothing. The times are an "
             "emulated VM's, stamped by `ip -ts monitor` in both namespaces as the events were read.", ""]

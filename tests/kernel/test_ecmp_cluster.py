@@ -1,7 +1,7 @@
 """Scale-out behind a router's ECMP (lab.ecmp: a router with FRR, three balancer nodes, DR
 backends): every node sends a flow to the same backend (mh, sloppy TCP, DR), so held connections
 survive a node joining and a node being drained; a dead node's routes go by BFD and its
-connections continue on the others. The control is what Fulcrum refuses for an announced
+connections continue on the others; a backend removed takes only its own connections. The control is what Fulcrum refuses for an announced
 VIP: wrr, where the node a re-hashed flow lands on picks a backend of its own."""
 
 from __future__ import annotations
@@ -53,4 +53,27 @@ def test_a_dead_nodes_routes_go_by_bfd_and_its_connections_continue(cluster):
     assert figures["router's BFD session with lb3"] == "down", figures
     assert "Cease/BFD Down" in figures["session ended by"], figures
     assert figures["carried by lb3"] > 0, figures
+    assert figures["survived"] >= 0.99 * figures["held"], figures
+
+
+def test_a_removed_backend_takes_only_its_own_connections(cluster):
+    """b3 leaves every node's configuration while connections are held over all three nodes: the
+    connections to b1 and b2 go on; b3's end at their next packet (expire_nodest_conn, as the
+    appliance sets it); new connections go to b1 and b2 only."""
+    figures = ecmp.remove_backend(cluster, 150)
+    print(figures)
+    assert figures["on the removed backend"] > 0 and figures["on the others"] > 0, figures
+    assert figures["survived on the others"] == figures["on the others"], figures
+    assert figures["survived on the removed backend"] == 0, figures
+    assert figures["new connections to the removed backend"] == 0, figures
+
+
+def test_a_node_whose_keepalived_dies_withdraws_between_applies_and_its_connections_continue(cluster):
+    """No apply follows keepalived's exit: the announcement watch (applyd's, here on lb2) sees the
+    node unfit and withdraws its VIP with the session kept; the flows it carried re-hash to lb1 and
+    lb3, which send them to the same backends. keepalived back, the watch announces again."""
+    figures = ecmp.keepalived_dies(cluster, 150)
+    print(figures)
+    assert figures["carried by the node"] > 0, figures
+    assert figures["its session stayed up"], figures
     assert figures["survived"] >= 0.99 * figures["held"], figures

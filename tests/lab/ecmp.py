@@ -15,6 +15,7 @@ announce the VIP; lb3 is provisioned with its session up and announces nothing u
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -23,12 +24,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from fulcrum.apply.announcement_watch import AnnouncementWatch
 from fulcrum.apply.daemons.frr import FrrDaemon, FrrPaths
+from fulcrum.apply.fitness import AnnounceFitness, Fitness
 from fulcrum.config.snapshot import WRITTEN, ConfigSnapshot
 from fulcrum.render import RuntimePaths, render_keepalived
 
 from lab import client, frr, ipvs, keepalived
 from lab.cmd import bkg
+from lab.netns import established_peer_ports
 from lab.topo import Host, Lab
 from lab.wait import wait_until
 
@@ -62,7 +66,11 @@ ROUTER_CONF = "\n".join(
 )
 
 
-def snapshot(node: str, scheduler: str) -> ConfigSnapshot:
+def backend_address(name: str) -> str:
+    return f"10.77.1.{BACKENDS[name]}"
+
+
+def snapshot(node: str, scheduler: str, backends: tuple[str, ...] = tuple(BACKENDS)) -> ConfigSnapshot:
     service: dict[str, Any] = {
         "name": "echo",
         "address": VIP,
@@ -70,7 +78,7 @@ def snapshot(node: str, scheduler: str) -> ConfigSnapshot:
         "forwarding": "dr",
         "scheduler": scheduler,
         "health_check": {"type": "tcp", "on_failure": "weight_zero"},
-        "backends": [{"address": f"10.77.1.{n}"} for n in BACKENDS.values()],
+        "backends": [{"address": backend_address(name)} for name in backends],
     }
     if scheduler == "mh":
         service |= {"scheduler_fallback": True, "scheduler_port": True}
@@ -86,33 +94,50 @@ def snapshot(node: str, scheduler: str) -> ConfigSnapshot:
 
 
 class Node:
-    """A balancer node: keepalived with the renderer's configuration, FRR through the managed daemon."""
+    """A balancer node: keepalived with the renderer's configuration, FRR through the managed daemon,
+    which asks the product's fitness (keepalived must run) as well as the test's own say."""
 
     def __init__(self, host: Host, frr_host: frr.FrrHost) -> None:
         self.host = host
         self.fit = True
-        self.frr = FrrDaemon(FrrPaths(host.workdir / "frr.conf"), lambda: self.fit, frr_host.prefix)
+        self.frr = FrrDaemon(FrrPaths(host.workdir / "frr.conf"), self.fitness, frr_host.prefix)
         self.keepalived_conf = host.workdir / "keepalived.conf"
         self.keepalived: keepalived.Keepalived | None = None
+        # keepalived.start writes its pid file beside its configuration
+        self.product_fitness = AnnounceFitness(None, host.workdir / "keepalived.pid")
+        self.apply_lock = threading.Lock()  # the engine's: the test's applies and the watch's rounds
 
-    def balance(self, scheduler: str) -> None:
-        self.keepalived_conf.write_text(render_keepalived(snapshot(self.host.role, scheduler), RuntimePaths()))
+    def fitness(self) -> Fitness:
+        return self.product_fitness() if self.fit else Fitness(False, "the test withdrew it")
+
+    def watch(self) -> AnnouncementWatch:
+        """What applyd runs after an apply: the announcements follow this node's fitness."""
+        watch = AnnouncementWatch(self.frr, lambda: self.apply_lock)
+        watch.watch(snapshot(self.host.role, "mh"))
+        return watch
+
+    def balance(self, scheduler: str, backends: tuple[str, ...] = tuple(BACKENDS)) -> None:
+        config = snapshot(self.host.role, scheduler, backends)
+        self.keepalived_conf.write_text(render_keepalived(config, RuntimePaths()))
         if self.keepalived is None:
             self.keepalived = keepalived.start(self.host, self.keepalived_conf)
+            for key, value in ipvs.appliance_settings().items():  # IPVS is loaded now
+                self.host.sysctl(key, value)
         else:
             keepalived.check_config(self.host, self.keepalived_conf)
             self.keepalived.reload()
-        ipvs.wait_for_real_servers(self.host, VIP, PORT, [f"10.77.1.{n}" for n in BACKENDS.values()], timeout=60)
+        ipvs.wait_for_real_servers(self.host, VIP, PORT, [backend_address(name) for name in backends], timeout=60)
 
     def announce(self, fit: bool = True) -> str:
         """The engine's steps for the FRR daemon: render, validate, install, load, verify."""
         config = snapshot(self.host.role, "mh")
         self.fit = fit
-        self.frr.render(config)
-        self.frr.validate()
-        self.frr.install()
-        loaded = self.frr.load(config)
-        return f"{loaded}; {self.frr.verify(config).detail}"
+        with self.apply_lock:
+            self.frr.render(config)
+            self.frr.validate()
+            self.frr.install()
+            loaded = self.frr.load(config)
+            return f"{loaded}; {self.frr.verify(config).detail}"
 
 
 @dataclass
@@ -138,9 +163,9 @@ class Cluster:
         peer = f"10.77.1.{NODES[name]}"
         return self.router.vtysh_json(f"show bgp neighbors {peer} json").get(peer, {}).get("bgpState") == "Established"
 
-    def balance(self, scheduler: str) -> None:
+    def balance(self, scheduler: str, backends: tuple[str, ...] = tuple(BACKENDS)) -> None:
         for node in self.nodes.values():
-            node.balance(scheduler)
+            node.balance(scheduler, backends)
 
     def new_run(self) -> None:
         """Client ports no earlier run used: a node keeps a closed connection's entry for minutes,
@@ -320,4 +345,80 @@ def kill_node(cluster: Cluster, held: int) -> dict[str, Any]:
         "session ended by": f"{session.get('lastResetDueTo')}: {session.get('lastNotificationReason')}",
         "router's BFD session with lb3": bfd.get(peer),
         "seconds from lb3's link down to the router's route change": round(changed - down, 3),
+    }
+
+
+def remove_backend(cluster: Cluster, held: int, removed: str = "b3") -> dict[str, Any]:
+    """All three nodes announce; `held` connections are opened; `removed` leaves every node's
+    configuration (each keepalived reloads without it, as after a commit deleting it; IPVS deletes
+    the real server). Which held connections still answer, by whether their backend was the
+    removed one, and where new connections go. The backend comes back afterwards (last, where it
+    was, so the nodes' order stays the creation order)."""
+    cluster.balance("mh")
+    cluster.new_run()
+    cluster.nodes["lb3"].announce()
+    cluster.wait_for_next_hops(*NODES)
+    socks = cluster.hold(held)
+    backend = cluster.net.hosts[removed]
+    served = established_peer_ports(backend, PORT)
+    on_removed = [sock.getsockname()[1] in served for sock in socks]
+
+    cluster.balance("mh", tuple(name for name in BACKENDS if name != removed))
+    alive = client.still_answer(socks)
+    fresh = cluster.hold(NEW_CONNECTIONS)
+    fresh_on_removed = len({sock.getsockname()[1] for sock in fresh} & established_peer_ports(backend, PORT))
+    for sock in [*socks, *fresh]:
+        sock.close()
+    cluster.balance("mh")
+    return {
+        "held": held,
+        "on the removed backend": sum(on_removed),
+        "on the others": held - sum(on_removed),
+        "survived on the removed backend": sum(a for a, gone in zip(alive, on_removed, strict=True) if gone),
+        "survived on the others": sum(a for a, gone in zip(alive, on_removed, strict=True) if not gone),
+        "new connections": len(fresh),
+        "new connections to the removed backend": fresh_on_removed,
+    }
+
+
+def keepalived_dies(cluster: Cluster, held: int, node: str = "lb2") -> dict[str, Any]:
+    """All three nodes announce, `node` under the product's announcement watch (what applyd runs
+    between applies); `held` connections are opened; `node`'s keepalived stops (SIGTERM: it takes
+    its IPVS services with it) and no apply follows. The watch withdraws the node's VIP; the
+    connections it carried re-hash to the other nodes, which pick the same backends. keepalived
+    comes back and the watch announces again."""
+    cluster.balance("mh")
+    cluster.new_run()
+    cluster.nodes["lb3"].announce()
+    cluster.wait_for_next_hops(*NODES)
+    sick = cluster.nodes[node]
+    others = [name for name in NODES if name != node]
+    watch = sick.watch()
+    try:
+        socks = cluster.hold(held)
+        carried = cluster.carried(socks)[node]
+        assert sick.keepalived is not None
+        sick.keepalived.stop()
+        sick.keepalived = None
+        stopped = time.monotonic()
+        cluster.wait_for_next_hops(*others)
+        withdrawn = time.monotonic() - stopped
+        session_up = cluster.established(node)
+        survived = client.still_answer(socks)
+        for sock in socks:
+            sock.close()
+        sick.balance("mh")  # keepalived again
+        started = time.monotonic()
+        cluster.wait_for_next_hops(*NODES)
+        announced = time.monotonic() - started
+    finally:
+        watch.close()
+    return {
+        "held": held,
+        "node": node,
+        "carried by the node": carried,
+        "survived": sum(survived),
+        "its session stayed up": session_up,
+        "seconds from keepalived's exit to the router's route change": round(withdrawn, 2),
+        "seconds from keepalived's start to the node's next hop back": round(announced, 2),
     }

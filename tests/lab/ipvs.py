@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from lab.cmd import cmd
 from lab.netns import proc_net, run_in
 from lab.wait import wait_until
+
+# The appliance's own sysctls (the image and the Buildroot build install this file).
+APPLIANCE_SYSCTLS = Path(__file__).resolve().parents[2] / "overlay/usr/lib/sysctl.d/90-fulcrum.conf"
 
 _SERVICE = re.compile(r"^(?P<proto>TCP|UDP|SCTP)\s+(?P<endpoint>\S+)\s+(?P<scheduler>\S+)(?P<flags>.*)$")
 _FWMARK_SERVICE = re.compile(r"^FWM\s+(?P<fwmark>\d+)\s+(?P<scheduler>\S+)(?P<flags>.*)$")
@@ -125,6 +129,18 @@ def _endpoint(address: str, port: int) -> str:
 
 def _has_port(endpoint: str) -> bool:
     return endpoint.startswith("[") or (":" in endpoint and endpoint.count(":") == 1)
+
+
+def appliance_settings() -> dict[str, str]:
+    """The appliance's IPVS sysctls (net.ipv4.vs.*, per network namespace), for a lab node that
+    should treat connections as the appliance does (e.g. expire_nodest_conn: a removed backend's
+    connections end at their next packet instead of being black-holed)."""
+    settings = {}
+    for line in APPLIANCE_SYSCTLS.read_text().splitlines():
+        key, _, value = line.partition("=")
+        if key.strip().startswith("net.ipv4.vs."):
+            settings[key.strip()] = value.strip()
+    return settings
 
 
 def connection_ports(ns) -> set[int]:

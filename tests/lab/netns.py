@@ -145,3 +145,14 @@ def listening(ns, port: int, proto: str = "tcp") -> bool:
             if local_port == port and fields[3] == listen_state:
                 return True
     return False
+
+
+def established_peer_ports(ns, port: int) -> set[int]:
+    """The remote ports of the established IPv4 TCP connections to local `port` in `ns`: on a DR
+    backend, the client ports of the flows it serves."""
+    ports = set()
+    for line in proc_net(ns, "tcp").splitlines()[1:]:
+        fields = line.split()
+        if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01":  # TCP_ESTABLISHED
+            ports.add(int(fields[2].rsplit(":", 1)[1], 16))
+    return ports
