@@ -201,6 +201,9 @@ test('HA: the standby says where to edit, and refuses an edit with that banner',
 });
 
 test('HA: the failover drill shows the API’s refusal in its dialog, until it is closed', async ({ page }) => {
+  // A commit replicated to B, the unknown role's grace before its alarm, two HA refreshes: 17-21 s
+  // on an idle or a make-test machine, too near the default 30 s on a busier one.
+  test.slow();
   // A VIP group, replicated to B: A reports MASTER (played through its notify FIFO), while B,
   // with no keepalived to report anything, stays of unknown role: it could not take over.
   expect((await call(A, 'POST', '/vip-groups', { name: 'front', virtual_router_id: 51, addresses: ['192.0.2.100/24'] })).status).toBe(201);
