@@ -261,3 +261,33 @@ def test_between_applies_the_watch_withdraws_and_announces_as_the_node_s_fitness
     finally:
         watch.close()
     assert watch.check_once() is None  # fit, and announcing: nothing due
+
+
+def test_a_restarted_watch_resumes_from_the_kept_configuration_and_brings_frr_in_line(
+    lab: tuple[FrrHost, dict[str, Node]], tmp_path: Path
+) -> None:
+    """applyd restarted (or the node rebooted): FRR still announces from its own file, and no
+    apply has come. The watch of the new process takes the live configuration from where the last
+    one kept it, if it is the applied one, and its first round withdraws an unfit node."""
+    router, nodes = lab
+    node = nodes["node1"]
+    live = snapshot("node1")
+    node.apply(live)
+    wait_until(lambda: next_hops(router, VIPS[0]) == {"10.0.1.1"}, 60, what=f"{VIPS[0]} via node1")
+    keep = tmp_path / "announced-snapshot.json"
+    before = AnnouncementWatch(node.daemon, threading.Lock, keep=keep, interval=3600)
+    before.watch(live)
+    assert keep.stat().st_mode & 0o777 == 0o600  # it holds the neighbors' passwords
+    before.close()
+
+    restarted = FrrDaemon(node.daemon.paths, node.fitness, node.host.prefix)
+    after = AnnouncementWatch(restarted, threading.Lock, keep=keep, interval=3600)
+    try:
+        assert not after.resume("0" * 64)  # not the applied revision's: nothing to watch
+        assert after.check_once() is None
+        assert after.resume(live.digest())
+        node.fit = False
+        assert "VIPs withdrawn: the test withdrew it" in (after.check_once() or "")
+        wait_until(lambda: next_hops(router, VIPS[0]) == set(), 30, what=f"{VIPS[0]} withdrawn after the restart")
+    finally:
+        after.close()

@@ -7,6 +7,10 @@ fitness and, when the answer differs from what the loaded file does, runs the FR
 steps on the live configuration (render, `vtysh -C`, install, reload, read back), holding the
 engine's apply lock so that it never interleaves with an apply. Only FRR's file changes; a failed
 step puts the previous file back, as an apply would, and the watch tries again after `retry`.
+
+The live configuration is kept in `keep` (root's only: it holds the neighbors' passwords) so that
+a restarted applyd, or a rebooted node, watches from its start rather than from its first apply:
+FRR starts announcing from its own file whether or not keepalived came up.
 """
 
 from __future__ import annotations
@@ -15,9 +19,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
+from pathlib import Path
+
+from pydantic import ValidationError
 
 from fulcrum.apply.daemons.frr import FrrDaemon
+from fulcrum.apply.files import write_atomic
 from fulcrum.apply.tools import ToolError
 from fulcrum.config.snapshot import ConfigSnapshot
 
@@ -29,10 +37,12 @@ class AnnouncementWatch:
         self,
         frr: FrrDaemon,
         exclusive: Callable[[], AbstractContextManager[None]],
+        keep: Path | None = None,
         interval: float = 1.0,
         retry: float = 30.0,
     ) -> None:
         self.frr = frr
+        self.keep = keep
         self.exclusive = exclusive
         self.interval = interval
         self.retry = retry
@@ -44,6 +54,30 @@ class AnnouncementWatch:
 
     def watch(self, snapshot: ConfigSnapshot) -> None:
         """`snapshot` is live now (an apply just verified it): watch its announcements from here."""
+        if self.keep is not None:
+            try:
+                if snapshot.announced_vips():
+                    write_atomic(self.keep, snapshot.model_dump_json().encode(), 0o600)
+                else:
+                    self.keep.unlink(missing_ok=True)
+            except OSError as error:  # the apply stands; only a restart would find nothing to watch
+                log.error("could not keep the live configuration for the announcement watch: %s", error)
+        self._start(snapshot)
+
+    def resume(self, digest: str) -> bool:
+        """At start-up: watch the kept configuration if it is the live one (`digest`, the engine's
+        record of the last applied revision). Its first round brings FRR in line with the fitness."""
+        if self.keep is None:
+            return False
+        kept = None
+        with suppress(OSError, ValidationError):
+            kept = ConfigSnapshot.model_validate_json(self.keep.read_bytes())
+        if kept is None or kept.digest() != digest:
+            return False
+        self._start(kept)
+        return True
+
+    def _start(self, snapshot: ConfigSnapshot) -> None:
         with self._lock:
             self._live = snapshot
             self._failed_at = None

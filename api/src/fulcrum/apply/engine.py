@@ -43,7 +43,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -187,7 +187,16 @@ class ApplyEngine:
         self.vip_guard = VipGuard()  # probes DR/TUN backends of the live configuration
         frr = next((d for d in self.daemons if isinstance(d, FrrDaemon)), None)
         # Withdraws or announces the VIPs when this node's fitness changes between applies.
-        self.announcement_watch = AnnouncementWatch(frr, self._exclusive) if frr else None
+        self.announcement_watch = (
+            AnnouncementWatch(frr, self._exclusive, keep=config.state_dir / "announced-snapshot.json")
+            if frr
+            else None
+        )
+        if self.announcement_watch is not None:
+            with suppress(ValueError):  # an unreadable state file: status() reports it
+                applied = self.state.load().applied
+                if applied is not None:
+                    self.announcement_watch.resume(applied.digest)
 
     # --- public ---------------------------------------------------------------------------------
 
