@@ -118,7 +118,10 @@ class Node:
 
     def balance(self, scheduler: str, backends: tuple[str, ...] = tuple(BACKENDS)) -> None:
         config = snapshot(self.host.role, scheduler, backends)
-        self.keepalived_conf.write_text(render_keepalived(config, RuntimePaths()))
+        rendered = render_keepalived(config, RuntimePaths())
+        if self.keepalived is not None and self.keepalived_conf.read_text() == rendered:
+            return  # running with this configuration already: a reload would change nothing
+        self.keepalived_conf.write_text(rendered)
         if self.keepalived is None:
             self.keepalived = keepalived.start(self.host, self.keepalived_conf)
             for key, value in ipvs.appliance_settings().items():  # IPVS is loaded now
@@ -132,6 +135,8 @@ class Node:
         """The engine's steps for the FRR daemon: render, validate, install, load, verify."""
         config = snapshot(self.host.role, "mh")
         self.fit = fit
+        if self.frr.announced is self.fitness().fit is fit:
+            return "unchanged: already so"  # an apply would change nothing (each takes ~20 s here)
         with self.apply_lock:
             self.frr.render(config)
             self.frr.validate()
@@ -231,9 +236,11 @@ def cluster(workdir: Path) -> Iterator[Cluster]:
 
 def join_and_leave(cluster: Cluster, scheduler: str, held: int) -> dict[str, Any]:
     """`held` connections through lb1 and lb2; lb3 joins; every one is asked for an echo; lb3 is
-    drained (withdrawn, its session kept) and the survivors are asked again. The figures; the
-    cluster is left as it was found."""
+    drained (withdrawn, its session kept) and the survivors are asked again. The figures; lb3 is
+    left withdrawn."""
     cluster.balance(scheduler)
+    cluster.nodes["lb3"].announce(fit=False)  # out, if an earlier run left it in
+    cluster.wait_for_next_hops("lb1", "lb2")
     cluster.new_run()
     socks = cluster.hold(held)
     before = cluster.carried(socks)
