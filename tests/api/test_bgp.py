@@ -5,6 +5,7 @@ peer receives), and the announced VIPs taken from the services."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -12,9 +13,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from apitest import errors
-from fulcrum.errors import ConfigInvalid
+from fulcrum.apply.client import SocketApplier
+from fulcrum.errors import ConfigInvalid, Unavailable
 from fulcrum.ha import replication
 from fulcrum.ha.wire import ConfigPush
+from fulcrum.services import bgp as bgp_service
 from fulcrum.services import lineage
 from fulcrum.services.candidate import candidate_snapshot
 
@@ -389,3 +392,15 @@ def test_a_peer_s_revision_that_this_node_s_bgp_would_announce_against_the_rules
     assert error["loc"][:2] == ["body", "shared"] and error["loc"][-1] == "forwarding", error
     session.expire_all()
     assert [s.forwarding for s in candidate_snapshot(session).services] == ["dr"]
+
+
+def test_the_live_view_says_frr_is_not_managed_here_and_a_silent_helper_is_a_503(client: TestClient, tmp_path: Path) -> None:
+    """GET /bgp/status asks the apply helper, which asks bgpd and bfdd (with FRR managed:
+    tests/unit/apply/test_frr.py). Without FRR in the engine it says so; a helper that cannot be
+    reached is this node's state, a 503 naming the socket, not the client's error."""
+    answer = client.get("/api/v1/bgp/status")
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == {"managed": False, "announcing": None, "fitness": None, "originated": [],
+                             "neighbors": [], "error": None}
+    with pytest.raises(Unavailable, match="apply helper not reachable at .*gone.sock"):
+        bgp_service.live_view(SocketApplier(tmp_path / "gone.sock"))

@@ -416,6 +416,10 @@ test('every page renders: screenshots in both themes', async ({ page }) => {
   await nav(page, 'High availability');
   await expect(page.getByRole('heading', { name: 'VIP groups' })).toBeVisible();
   await shoot(page, 'ha');
+  await nav(page, 'BGP'); // this API runs no FRR: the page says so rather than show empty tables
+  await expect(page.getByText('BGP is not managed on this node')).toBeVisible();
+  await expect(page.getByText(/No BGP settings on this node/)).toBeVisible();
+  await shoot(page, 'bgp', { phone: false });
   await nav(page, 'Events & audit');
   await page.getByRole('tab', { name: 'Audit log' }).click();
   await expect(page.getByRole('cell', { name: 'revision.rollback' }).first()).toBeVisible();

@@ -20,6 +20,7 @@ const ServiceDetailPage = lazy(() => import('./pages/ServiceDetailPage'));
 const ServiceFormPage = lazy(() => import('./pages/ServiceFormPage'));
 const SchedulerGuidePage = lazy(() => import('./pages/SchedulerGuidePage'));
 const HaPage = lazy(() => import('./pages/HaPage'));
+const BgpPage = lazy(() => import('./pages/BgpPage'));
 const RevisionsPage = lazy(() => import('./pages/RevisionsPage'));
 const EventsPage = lazy(() => import('./pages/EventsPage'));
 const UsersPage = lazy(() => import('./pages/UsersPage'));
@@ -69,6 +70,7 @@ export function App() {
                   <Route path="/services/:id/edit" element={<ServiceFormPage />} />
                   <Route path="/guide" element={<SchedulerGuidePage />} />
                   <Route path="/ha" element={<HaPage />} />
+                  <Route path="/bgp" element={<BgpPage />} />
                   <Route path="/revisions" element={<RevisionsPage />} />
                   <Route path="/events" element={<EventsPage />} />
                   <Route path="/users" element={<UsersPage />} />

@@ -20,7 +20,7 @@ from fulcrum.apply.capture import CaptureSpec
 from fulcrum.apply.client import ApplierError, LocalApplier, SocketApplier
 from fulcrum.apply.daemon import MAX_REQUEST_BYTES, ApplyServer
 from fulcrum.apply.engine import ApplyEngine
-from fulcrum.apply.result import ApplyOutcome, ApplyResult, DataplaneStats, DataplaneStatus
+from fulcrum.apply.result import ApplyOutcome, ApplyResult, BgpView, DataplaneStats, DataplaneStatus
 
 from applytest import IPVS_PRESENT, Paths, make_snapshot
 from lab.wait import wait_until
@@ -95,9 +95,11 @@ def test_local_and_socket_appliers_return_the_same_models(server: ApplyServer, e
         (remote.validate(snapshot, 5), local.validate(snapshot, 5)),
         (remote.stats(), local.stats()),
         (remote.vrrp_view(), local.vrrp_view()),
+        (remote.bgp_view(), local.bgp_view()),
     ):
         assert type(through_socket) is type(in_process)
     assert remote.status().model_dump() == local.status().model_dump()
+    assert remote.bgp_view().model_dump() == local.bgp_view().model_dump() == BgpView(managed=False).model_dump()
 
 
 def test_the_socket_is_group_accessible_only(server: ApplyServer) -> None:
@@ -116,7 +118,7 @@ def test_a_request_that_is_not_an_object_is_refused(server: ApplyServer) -> None
 
 def test_an_unknown_op_is_refused(server: ApplyServer) -> None:
     assert _refusal(server, _request("exec", command="reboot")) == (
-        "unknown op 'exec': expected one of apply, validate, status, stats, vrrp_view, capture, reboot, "
+        "unknown op 'exec': expected one of apply, validate, status, stats, vrrp_view, bgp_view, capture, reboot, "
         "ssh_host_keys, install_ssh_host_keys"
     )
 

@@ -21,6 +21,7 @@ from fulcrum.apply.announcement_watch import AnnouncementWatch
 from fulcrum.apply.daemons import standard_daemons
 from fulcrum.apply.daemons.frr import FrrDaemon, FrrPaths
 from fulcrum.apply.fitness import Fitness
+from fulcrum.apply.engine import ApplyEngine
 from fulcrum.apply.engine_settings import engine_config
 from fulcrum.apply.files import new_path
 from fulcrum.apply.keepalived_control import keepalived_argv, pid_of
@@ -126,7 +127,7 @@ def established(router: FrrHost, peer: str) -> dict[str, Any]:
     return info
 
 
-def test_the_router_learns_every_vip_from_both_nodes_as_one_ecmp_route(lab: tuple[FrrHost, dict[str, Node]]) -> None:
+def test_the_router_learns_every_vip_from_both_nodes_as_one_ecmp_route(lab: tuple[FrrHost, dict[str, Node]], tmp_path: Path) -> None:
     router, nodes = lab
     for name, node in nodes.items():
         detail = node.apply(snapshot(name))
@@ -142,6 +143,15 @@ def test_the_router_learns_every_vip_from_both_nodes_as_one_ecmp_route(lab: tupl
         60,
         what="BFD up between the router and both nodes",
     )
+
+    # What the API's GET /bgp/status shows, through the engine as applyd runs it.
+    engine = ApplyEngine(engine_config(Settings(data_dir=tmp_path)), daemons=[nodes["node1"].daemon])
+    view = engine.bgp_view()
+    assert (view.managed, view.announcing, view.error) == (True, None, None)  # no apply watched yet
+    assert view.originated == [f"{vip}/32" for vip in VIPS]
+    [session] = view.neighbors
+    assert (session.address, session.remote_asn, session.state, session.bfd) == ("10.0.1.254", ROUTER_ASN, "Established", "up")
+    assert session.prefixes_sent == 2 and session.up_seconds is not None and session.up_seconds >= 0
 
     # node1 goes into maintenance: a reload without its network statements.
     first = established(router, "10.0.1.1")

@@ -356,6 +356,40 @@ export type BackupRequest = {
 };
 
 /**
+ * BgpNeighborView
+ */
+export type BgpNeighborView = {
+    /**
+     * Address
+     */
+    address: string;
+    /**
+     * Bfd
+     */
+    bfd: string | null;
+    /**
+     * Last Reset
+     */
+    last_reset: string | null;
+    /**
+     * Prefixes Sent
+     */
+    prefixes_sent: number;
+    /**
+     * Remote Asn
+     */
+    remote_asn: number | null;
+    /**
+     * State
+     */
+    state: string;
+    /**
+     * Up Seconds
+     */
+    up_seconds: number | null;
+};
+
+/**
  * BgpRead
  */
 export type BgpRead = {
@@ -387,6 +421,40 @@ export type BgpRead = {
      * Router Id
      */
     router_id: string;
+};
+
+/**
+ * BgpView
+ *
+ * This node's BGP as FRR runs it now: whether it announces, why (fulcrum.apply.fitness), the
+ * prefixes its bgpd originates and each neighbor's session. `managed` is False where FRR is not
+ * one of the engine's daemons; `error` says why FRR could not be asked.
+ */
+export type BgpView = {
+    /**
+     * Announcing
+     */
+    announcing?: boolean | null;
+    /**
+     * Error
+     */
+    error?: string | null;
+    /**
+     * Fitness
+     */
+    fitness?: string | null;
+    /**
+     * Managed
+     */
+    managed: boolean;
+    /**
+     * Neighbors
+     */
+    neighbors?: Array<BgpNeighborView>;
+    /**
+     * Originated
+     */
+    originated?: Array<string>;
 };
 
 /**
@@ -5010,6 +5078,39 @@ export type BgpPutBgpResponses = {
 };
 
 export type BgpPutBgpResponse = BgpPutBgpResponses[keyof BgpPutBgpResponses];
+
+export type BgpGetBgpStatusData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/bgp/status';
+};
+
+export type BgpGetBgpStatusErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * The apply helper, which asks FRR, cannot be reached now
+     */
+    503: Error;
+};
+
+export type BgpGetBgpStatusError = BgpGetBgpStatusErrors[keyof BgpGetBgpStatusErrors];
+
+export type BgpGetBgpStatusResponses = {
+    /**
+     * Successful Response
+     */
+    200: BgpView;
+};
+
+export type BgpGetBgpStatusResponse = BgpGetBgpStatusResponses[keyof BgpGetBgpStatusResponses];
 
 export type RevisionsPendingData = {
     body?: never;

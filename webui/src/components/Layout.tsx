@@ -17,6 +17,7 @@ import {
   IconLogout,
   IconMoon,
   IconNetwork,
+  IconRoute,
   IconServer2,
   IconSettings,
   IconShieldLock,
@@ -40,6 +41,7 @@ const NAV: NavItem[] = [
   { to: '/', label: 'Overview', icon: IconGauge },
   { to: '/services', label: 'Services', icon: IconServer2 },
   { to: '/ha', label: 'High availability', icon: IconTopologyStar3 },
+  { to: '/bgp', label: 'BGP', icon: IconRoute },
   // Top level, not System: it is configuration every role reads and a commit applies, like the firewall.
   { to: '/network', label: 'Network', icon: IconNetwork },
   { to: '/firewall', label: 'Firewall', icon: IconShieldLock },

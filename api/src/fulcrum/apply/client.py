@@ -11,6 +11,7 @@ from fulcrum.apply.capture import CaptureResult, CaptureSpec, run_capture
 from fulcrum.apply.host_keys import HostKeys, HostKeysInstalled, HostKeysRefused
 from fulcrum.apply.result import (
     ApplyResult,
+    BgpView,
     DataplaneStats,
     DataplaneStatus,
     RebootRefused,
@@ -49,6 +50,8 @@ class Applier(Protocol):
 
     def vrrp_view(self) -> VrrpView: ...
 
+    def bgp_view(self) -> BgpView: ...
+
     def capture(self, spec: CaptureSpec) -> CaptureResult: ...
 
     def reboot(self) -> RebootResult: ...
@@ -78,6 +81,9 @@ class LocalApplier:
 
     def vrrp_view(self) -> VrrpView:
         return self.engine.vrrp_view()
+
+    def bgp_view(self) -> BgpView:
+        return self.engine.bgp_view()
 
     def capture(self, spec: CaptureSpec) -> CaptureResult:
         return run_capture(spec)
@@ -124,6 +130,9 @@ class SocketApplier:
 
     def vrrp_view(self) -> VrrpView:
         return VrrpView.model_validate(self._call({"op": "vrrp_view"}, min(self.timeout, VIEW_TIMEOUT)))
+
+    def bgp_view(self) -> BgpView:
+        return BgpView.model_validate(self._call({"op": "bgp_view"}, min(self.timeout, VIEW_TIMEOUT)))
 
     def capture(self, spec: CaptureSpec) -> CaptureResult:
         # The capture runs for up to spec.seconds, then tcpdump gets a few seconds to stop.

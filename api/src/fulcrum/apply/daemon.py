@@ -8,7 +8,7 @@ carry a file, a path or a command.
 Protocol: one request per connection, one JSON object terminated by a newline:
 
     {"op": "apply" | "validate", "revision": 12, "snapshot": {...}}
-    {"op": "status" | "stats" | "vrrp_view"}
+    {"op": "status" | "stats" | "vrrp_view" | "bgp_view"}
     {"op": "reboot"}    (the configured reboot command: the request names none)
     {"op": "capture", "interface": "eth0", "count": 100, "seconds": 10, "filter": "tcp port 80"}
     {"op": "ssh_host_keys"}
@@ -61,6 +61,7 @@ OPS = (
     "status",
     "stats",
     "vrrp_view",
+    "bgp_view",
     "capture",
     "reboot",
     "ssh_host_keys",
@@ -80,7 +81,7 @@ class ChangeRequest(BaseModel):
 class QueryRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    op: Literal["status", "stats", "vrrp_view", "reboot", "ssh_host_keys"]
+    op: Literal["status", "stats", "vrrp_view", "bgp_view", "reboot", "ssh_host_keys"]
 
 
 class CaptureRequest(CaptureSpec):
@@ -146,6 +147,8 @@ def handle(engine: ApplyEngine, line: bytes) -> dict[str, Any]:
             result = engine.status()
         elif request.op == "vrrp_view":
             result = engine.vrrp_view()
+        elif request.op == "bgp_view":
+            result = engine.bgp_view()
         elif request.op == "reboot":
             result = engine.reboot()
         elif request.op == "ssh_host_keys":

@@ -65,6 +65,7 @@ from fulcrum.apply.result import (
     ApplyOutcome,
     ApplyResult,
     ApplyStep,
+    BgpView,
     DataplaneStats,
     DataplaneStatus,
     InterfaceView,
@@ -257,6 +258,19 @@ class ApplyEngine:
             bgp_announcing=announcing,
             bgp_fitness=fitness,
         )
+
+    def bgp_view(self) -> BgpView:
+        watch = self.announcement_watch
+        if watch is None:
+            return BgpView(managed=False)
+        announcing, _ = watch.view()
+        view = BgpView(managed=True, announcing=announcing, fitness=watch.frr.announcing().reason)
+        try:
+            return view.model_copy(
+                update={"originated": sorted(watch.frr.originated()), "neighbors": watch.frr.sessions()}
+            )
+        except ToolError as error:
+            return view.model_copy(update={"error": str(error)})
 
     def stats(self) -> DataplaneStats:
         available, detail = ipvs_available()

@@ -71,6 +71,29 @@ class DataplaneStatus(BaseModel):
     bgp_fitness: str | None = None
 
 
+class BgpNeighborView(BaseModel):
+    address: str
+    remote_asn: int | None
+    state: str  # bgpd's: Established, Active, Connect, OpenSent, Idle, ...
+    up_seconds: float | None  # how long the session has been established (None while it is not)
+    prefixes_sent: int  # the routes this node announces to that neighbor, every address family
+    last_reset: str | None  # bgpd's word for the last time the session went down
+    bfd: str | None  # the BFD session's status (up, down, init, adminDown); None: no BFD with it
+
+
+class BgpView(BaseModel):
+    """This node's BGP as FRR runs it now: whether it announces, why (fulcrum.apply.fitness), the
+    prefixes its bgpd originates and each neighbor's session. `managed` is False where FRR is not
+    one of the engine's daemons; `error` says why FRR could not be asked."""
+
+    managed: bool
+    announcing: bool | None = None
+    fitness: str | None = None
+    originated: list[str] = []
+    neighbors: list[BgpNeighborView] = []
+    error: str | None = None
+
+
 class InterfaceView(BaseModel):
     name: str
     up: bool  # administratively up with a carrier, as keepalived judges a tracked interface

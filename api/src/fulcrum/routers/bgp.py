@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, status
 
+from fulcrum.apply.result import BgpView
 from fulcrum.db import SessionDep
-from fulcrum.deps import ActorDep, Admin, Viewer
-from fulcrum.openapi import NOT_FOUND
+from fulcrum.deps import ActorDep, Admin, ApplierDep, Viewer
+from fulcrum.openapi import NOT_FOUND, error
 from fulcrum.routers.one_writer import any_node
 from fulcrum.schemas.bgp import BgpRead, BgpWrite
 from fulcrum.services import bgp
@@ -17,6 +18,15 @@ router = APIRouter(prefix="/bgp", tags=["bgp"])
 @router.get("", summary="This node's BGP (null: none); neighbors' passwords are never shown")
 def get_bgp(session: SessionDep, _: Viewer) -> BgpRead | None:
     return bgp.get_bgp(session)
+
+
+@router.get(
+    "/status",
+    summary="This node's BGP as FRR runs it: announcing or not and why, originated prefixes, sessions",
+    responses={503: error("The apply helper, which asks FRR, cannot be reached now")},
+)
+def get_bgp_status(_: Viewer, applier: ApplierDep) -> BgpView:
+    return bgp.live_view(applier)
 
 
 @router.put("", summary="Replace this node's BGP (a neighbor's password left out is kept; \"\" removes it)")

@@ -10,14 +10,24 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from fulcrum.apply.client import Applier, ApplierError
+from fulcrum.apply.result import BgpView
 from fulcrum.config.bgp import BgpConfig
-from fulcrum.errors import ConfigInvalid, NotFound
+from fulcrum.errors import ConfigInvalid, NotFound, Unavailable
 from fulcrum.schemas.bgp import BgpRead, BgpWrite
 from fulcrum.services import audit
 from fulcrum.services.candidate import bgp_settings, candidate_snapshot, store_bgp
 from fulcrum.services.validation import validated
 
 NOT_CONFIGURED = "this node has no BGP configured; PUT /bgp to announce the VIPs to a router"
+
+
+def live_view(applier: Applier) -> BgpView:
+    """This node's BGP as FRR runs it now, from bgpd and bfdd through the apply helper."""
+    try:
+        return applier.bgp_view()
+    except ApplierError as error:
+        raise Unavailable(str(error)) from error
 
 
 def get_bgp(session: Session) -> BgpRead | None:

@@ -32,6 +32,7 @@ from fulcrum.apply.daemons.owned_files import OwnedFiles
 from fulcrum.apply.daemons.protocol import Checked
 from fulcrum.apply.files import new_path
 from fulcrum.apply.fitness import Fitness
+from fulcrum.apply.result import BgpNeighborView
 from fulcrum.apply.tools import ToolError, run_tool, trim_lines
 from fulcrum.apply.validators import validate_frr
 from fulcrum.config.snapshot import ConfigSnapshot
@@ -122,7 +123,7 @@ class FrrDaemon:
         if set(neighbors) != wanted:
             raise ToolError(f"bgpd has neighbors {sorted(neighbors)}, the configuration {sorted(wanted)}")
         expected = {f"{v}/{v.max_prefixlen}" for v in snapshot.announced_vips()} if self._announce else set()
-        originated = self._originated(4) | self._originated(6)
+        originated = self.originated()
         if originated != expected:
             raise ToolError(
                 f"bgpd originates {sorted(originated)}, the configuration says {sorted(expected)}"
@@ -181,6 +182,38 @@ class FrrDaemon:
             return json.loads(run.output or empty)
         except json.JSONDecodeError as error:
             raise ToolError(f"{what} did not answer JSON: {run.output[:200]}") from error
+
+    def originated(self) -> set[str]:
+        """The prefixes this node's bgpd originates (its `network` statements), IPv4 and IPv6."""
+        return self._originated(4) | self._originated(6)
+
+    def sessions(self) -> list[BgpNeighborView]:
+        """Each neighbor's session as bgpd and bfdd see it now."""
+        neighbors = self._query("show bgp vrf default neighbors json")
+        peers = self._json(["vtysh", "-c", "show bfd peers json"], "vtysh -c 'show bfd peers json'", "[]")
+        bfd = (
+            {p.get("peer"): p.get("status") for p in peers if isinstance(p, dict)}
+            if isinstance(peers, list)
+            else {}
+        )
+        views = []
+        for address, info in sorted(neighbors.items()):
+            if not isinstance(info, dict) or "bgpState" not in info:
+                continue  # not a neighbor (FRR adds a few top-level keys in some versions)
+            families = info.get("addressFamilyInfo") or {}
+            established = info["bgpState"] == "Established" and "bgpTimerUpMsec" in info
+            views.append(
+                BgpNeighborView(
+                    address=address,
+                    remote_asn=info.get("remoteAs"),
+                    state=str(info["bgpState"]),
+                    up_seconds=info["bgpTimerUpMsec"] / 1000 if established else None,
+                    prefixes_sent=sum(int(f.get("sentPrefixCounter", 0)) for f in families.values()),
+                    last_reset=info.get("lastResetDueTo"),
+                    bfd=bfd.get(address),
+                )
+            )
+        return views
 
     def _originated(self, family: int) -> set[str]:
         """The prefixes this node's bgpd originates itself (its `network` statements) in `family`."""
