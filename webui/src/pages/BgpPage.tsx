@@ -31,8 +31,7 @@ export default function BgpPage() {
         </Alert>
       ) : !status.data.managed ? (
         <Alert color="gray" title="BGP is not managed on this node">
-          FRR is not one of this node's daemons (the appliance sets FULCRUM_FRR_CONFIG where it runs FRR), so nothing is announced
-          from here.
+          FRR is not one of this node's daemons (FULCRUM_FRR_CONFIG is not set), so nothing is announced from here.
         </Alert>
       ) : (
         <LiveBgp view={status.data} />
