@@ -468,7 +468,7 @@ def ecmp(data: dict, run: Path) -> list[str]:
                   "lb3's share of new connections"], rows)
     kill = summary["kill"]
     out += table(["a node dies (link down)", "value"],
-                 [["seconds from its link down to the router's route change (BFD 100 ms x 3)",
+                 [["seconds from its link down to the router's route change (BFD: the router's 300 ms x the node's 3)",
                    rng(kill["withdrawal seconds"], 3)],
                   ["share of connections it carried", rng(kill["carried share"], 2)],
                   ["share of all connections that survived", rng(kill["survived"], 3)]])

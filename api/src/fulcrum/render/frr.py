@@ -18,7 +18,8 @@ no routes from them: its own routing is systemd-networkd's).
 
 ECMP: every node renders the same prefixes with the same attributes (no MED, no AS-path prepend,
 the same communities), so a router with `maximum-paths` sees equal-cost paths and spreads flows.
-BFD (100 ms x 3) takes a dead node's paths out in about 300 ms, well under BGP's hold time.
+BFD (100 ms x 3 asked; a session runs at the slower of the two ends' intervals) takes a dead
+node's paths out in well under a second, far under BGP's hold time.
 
 Pure: a validated snapshot in, the same text out. Every value placed here passed the character
 sets of fulcrum.config.bgp, which cannot end a line, start a comment or quote.
