@@ -45,9 +45,10 @@ NEW_CONNECTIONS = 90  # opened while all three nodes are in: each node's share o
 
 # The router's BFD toward the nodes. Fast: FRR's defaults (300 ms, and the node's multiplier of 3:
 # a dead node is detected after about 0.9 s), what `make bench` measures. Tolerant: 600 ms, so 1.8 s,
-# still well under BGP's 3 s hold, for make test, where the emulated VM beside the other lanes can
-# stall for about a second: in one full run (ci43) every route left the router at once mid-test, as
-# the router's BFD timers all fired after a stall (its sessions' drops are in the failure message now).
+# still well under BGP's 3 s hold, for make test: in one full run (ci43), beside the other lanes,
+# every route left the router at once mid-test, which is what the router's BFD timers all firing
+# after a stall of the emulated VM would do (reasoned; its sessions' drops are in the failure
+# message now).
 TOLERANT_BFD = ("bfd", " profile tolerant", "  receive-interval 600", "  transmit-interval 600", " exit", "exit")
 
 

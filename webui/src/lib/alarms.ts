@@ -1,6 +1,7 @@
 /** What needs an operator's attention, worst first, from status, live stats, the newest revision and the HA pair. */
 import type { HaStatus, RevisionRead, StatsSnapshot, Status } from '../client/types.gen';
 import { applyMessage } from './format';
+import { ANNOUNCES_AGAIN } from './bgp';
 import { haAlarms } from './ha';
 
 /**
@@ -66,7 +67,7 @@ export function computeAlarms(
         id: 'bgp-withdrawn',
         severity: 'warning',
         title: 'This node announces no VIPs by BGP',
-        message: `Withdrawn because ${dataplane.bgp_fitness ?? 'it is not fit to announce them'}: the routers send it no traffic for them. It announces again by itself once fit.`,
+        message: `Withdrawn because ${dataplane.bgp_fitness ?? 'it is not fit to announce them'}: the routers send it no traffic for them. ${ANNOUNCES_AGAIN}`,
       });
     }
     if (dataplane?.interrupted_revision) {

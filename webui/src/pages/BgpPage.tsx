@@ -6,6 +6,7 @@ import type { BgpNeighborView, BgpRead, BgpView } from '../client/types.gen';
 import { DataTable } from '../components/DataTable';
 import { FieldTable, type FieldRow } from '../components/FieldTable';
 import { PageLoader } from '../components/PageLoader';
+import { ANNOUNCES_AGAIN } from '../lib/bgp';
 
 /** How long a session has been up, as bgpd counts it: "3 s", "12 min", "2 h 5 min", "4 d 1 h". */
 export function upFor(seconds: number): string {
@@ -59,7 +60,7 @@ function LiveBgp({ view }: { view: BgpView }) {
           </Group>
           {view.fitness && (
             <Text size="sm" c={view.announcing === false ? 'orange' : 'dimmed'} data-testid="bgp-fitness">
-              {view.announcing === false ? `Withdrawn because ${view.fitness}. It announces again by itself once fit.` : `Fitness: ${view.fitness}.`}
+              {view.announcing === false ? `Withdrawn because ${view.fitness}. ${ANNOUNCES_AGAIN}` : `Fitness: ${view.fitness}.`}
             </Text>
           )}
           <Text size="sm" data-testid="bgp-originated">
