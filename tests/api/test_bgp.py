@@ -318,6 +318,53 @@ def test_revisions_and_diffs_never_show_a_password(client: TestClient, session: 
     assert stored is not None and stored.neighbors[0].password == "s3cret-Key"
 
 
+def _bgp_plan(client: TestClient) -> dict[str, dict[str, Any]]:
+    return {i["target"]: i for i in client.get("/api/v1/changes").json()["plan"]["items"] if i["kind"] == "bgp"}
+
+
+def test_the_plan_says_what_a_bgp_change_does_and_never_names_a_password(client: TestClient) -> None:
+    web = {"name": "web", "address": "192.0.2.10", "ports": [80], "backends": [{"address": "198.51.100.1"}], **CLUSTERED}
+    assert client.post("/api/v1/services", json=web).status_code == 201
+    assert put(client, BGP).status_code == 200
+    [(target, added)] = _bgp_plan(client).items()
+    assert target == "BGP (AS 65001, router ID 192.0.2.5)" and added["action"] == "add" and not added["disruptive"]
+    assert "192.0.2.1 (AS 65000), 2001:db8::1 (AS 4200000000)" in added["detail"]
+    assert added["detail"].endswith("announces 192.0.2.10/32")
+    # FRR brings the announced VIP up on the loopback: no "in no VIP group" warning for it.
+    assert client.get("/api/v1/changes").json()["plan"]["warnings"] == []
+    assert client.post("/api/v1/revisions", json={}).status_code == 201
+
+    changed = with_changes(
+        neighbors=[{**BGP["neighbors"][0], "password": "an0ther-Key"}, {"address": "192.0.2.2", "remote_asn": 65000}],
+        announce=[],
+        communities=["65000:200"],
+    )
+    assert put(client, changed).status_code == 200
+    items = _bgp_plan(client)
+    assert "an0ther-Key" not in str(items) and "s3cret-Key" not in str(items)
+    assert set(items) == {
+        "announce 192.0.2.10/32",
+        "neighbor 192.0.2.2 (AS 65000)",
+        "neighbor 2001:db8::1 (AS 4200000000)",
+        "neighbor 192.0.2.1 (AS 65000)",
+        "communities",
+    }
+    withdrawn = items["announce 192.0.2.10/32"]
+    assert withdrawn["action"] == "remove" and withdrawn["disruptive"] and "other nodes" in withdrawn["detail"]
+    assert items["neighbor 2001:db8::1 (AS 4200000000)"]["action"] == "remove"
+    assert items["neighbor 2001:db8::1 (AS 4200000000)"]["disruptive"]
+    assert items["neighbor 192.0.2.2 (AS 65000)"]["action"] == "add"
+    reset = items["neighbor 192.0.2.1 (AS 65000)"]
+    assert reset["disruptive"] and reset["detail"].startswith("password changed: the session restarts")
+    assert items["communities"]["detail"] == "the routes are announced again tagged 65000:200, 4200000000:1:2"
+
+    # Turned off is the same as removed: every VIP withdrawn, every session closed.
+    assert put(client, with_changes(enabled=False)).status_code == 200
+    [(target, off)] = _bgp_plan(client).items()
+    assert target == "BGP (AS 65001)" and off["action"] == "remove" and off["disruptive"]
+    assert off["detail"].startswith("FRR withdraws 192.0.2.10/32 and closes its sessions")
+
+
 def test_an_announced_service_must_let_every_node_pick_the_same_backend(client: TestClient, session: Session) -> None:
     """fulcrum.config.cluster's rules, as a client meets them: turning BGP on over a NAT service is
     refused naming the service's field; a service or backend written against them while BGP

@@ -3,7 +3,7 @@ import type { Role } from '../client/types.gen';
 /** What each role may do, as the API enforces it (api/src/fulcrum/deps.py). */
 const RANK: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 };
 
-export type Permission = 'editServices' | 'commit' | 'manageUsers' | 'editHa' | 'operateHa' | 'editFirewall' | 'editNetwork' | 'upgradeFirmware';
+export type Permission = 'editServices' | 'commit' | 'manageUsers' | 'editHa' | 'operateHa' | 'editFirewall' | 'editNetwork' | 'editBgp' | 'upgradeFirmware';
 
 const NEEDS: Record<Permission, Role> = {
   editServices: 'operator',
@@ -13,6 +13,7 @@ const NEEDS: Record<Permission, Role> = {
   operateHa: 'operator', // maintenance, make active, failover drill
   editFirewall: 'admin',
   editNetwork: 'admin', // this node's own NICs, bonds, VLANs, routes, DNS, time (api: routers/network.py)
+  editBgp: 'admin', // this node's own BGP: ASN, router ID, neighbors (api: routers/bgp.py)
   upgradeFirmware: 'admin', // a bundle uploaded and installed, the pair upgraded (api: routers/firmware.py, ha.py)
 };
 

@@ -1,9 +1,11 @@
 import { MantineProvider } from '@mantine/core';
+import { ModalsProvider } from '@mantine/modals';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { render, screen, within } from '@testing-library/react';
+import { render, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
 import '../api/http'; // the client as the app configures it: a refusal is thrown as an ApiError
-import type { BgpRead, BgpView } from '../client/types.gen';
-import { fakeApi } from '../test/fakeApi';
+import type { BgpRead, BgpView, Me, Role } from '../client/types.gen';
+import { fakeApi, type FakeAnswers, type SentBody } from '../test/fakeApi';
 import BgpPage, { upFor } from './BgpPage';
 
 const SETTINGS: BgpRead = {
@@ -27,17 +29,27 @@ const LIVE: BgpView = {
   error: null,
 };
 
-function showPage(status: { status: number; body: unknown }, settings: BgpRead | null = SETTINGS) {
-  fakeApi({ 'GET /api/v1/bgp/status': status, 'GET /api/v1/bgp': { status: 200, body: settings } });
+const me = (role: Role): Me => ({ id: 1, username: role, role, disabled: false, created_at: '2026-11-30T00:00:00Z', client_address: '192.0.2.99' });
+
+function showPage(status: { status: number; body: unknown }, settings: BgpRead | null = SETTINGS, more: FakeAnswers = {}, sent?: SentBody[]) {
+  const requests = fakeApi(
+    { 'GET /api/v1/bgp/status': status, 'GET /api/v1/bgp': { status: 200, body: settings }, 'GET /api/v1/auth/me': { status: 200, body: me('viewer') }, ...more },
+    sent,
+  );
   const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false } } });
   render(
     <MantineProvider>
       <QueryClientProvider client={queryClient}>
-        <BgpPage />
+        <ModalsProvider>
+          <BgpPage />
+        </ModalsProvider>
       </QueryClientProvider>
     </MantineProvider>,
   );
+  return requests;
 }
+
+const ADMIN = { 'GET /api/v1/auth/me': { status: 200, body: me('admin') } };
 
 describe('BgpPage', () => {
   it('shows what this node announces, each session with its BFD, and the settings', async () => {
@@ -73,6 +85,75 @@ describe('BgpPage', () => {
     showPage({ status: 503, body: { detail: 'apply helper not reachable at /run/fulcrum/applyd.sock' } });
     expect(await screen.findByText('FRR cannot be asked now')).toBeInTheDocument();
     expect(screen.getByText(/apply helper not reachable/)).toBeInTheDocument();
+  });
+
+  it('offers no editing to a viewer', async () => {
+    showPage({ status: 200, body: LIVE });
+    expect(await screen.findByText('Only an administrator can change this node’s BGP.')).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: 'Edit BGP' })).toBeNull();
+  });
+
+  it('sets up BGP from nothing: the values typed are what the API receives', async () => {
+    const sent: SentBody[] = [];
+    const saved: BgpRead = { ...SETTINGS, asn: 65010, router_id: '192.0.2.7', communities: [] };
+    showPage({ status: 200, body: { managed: true, announcing: null, fitness: null, originated: [], neighbors: [], error: null } }, null,
+      { ...ADMIN, 'PUT /api/v1/bgp': { status: 200, body: saved } }, sent);
+    await userEvent.click(await screen.findByRole('button', { name: 'Set up BGP' }));
+    const form = screen.getByRole('form', { name: 'BGP settings' });
+    await userEvent.type(within(form).getByLabelText(/^AS number/), '65010');
+    await userEvent.type(within(form).getByLabelText(/^Router ID/), '192.0.2.7');
+    await userEvent.click(within(form).getByRole('button', { name: 'Add neighbor' }));
+    const neighbor = within(form).getByRole('group', { name: 'Neighbor 1' });
+    await userEvent.type(within(neighbor).getByLabelText('Router address'), '10.0.1.254');
+    await userEvent.type(within(neighbor).getByLabelText('Router’s AS number'), '65000');
+    await userEvent.type(within(neighbor).getByLabelText(/^TCP-MD5 password/), 'k3y');
+    await userEvent.click(within(form).getByRole('button', { name: 'Save BGP' }));
+
+    expect(await screen.findByText('Saved as a pending change')).toBeInTheDocument();
+    expect(sent).toEqual([
+      {
+        call: 'PUT /api/v1/bgp',
+        body: {
+          enabled: true,
+          asn: 65010,
+          router_id: '192.0.2.7',
+          neighbors: [{ address: '10.0.1.254', remote_asn: 65000, description: null, bfd: true, password: 'k3y', timers: null }],
+          announce: null,
+          communities: [],
+          large_communities: [],
+        },
+      },
+    ]);
+    expect(screen.getByText('192.0.2.7')).toBeInTheDocument(); // the saved settings, shown again
+  });
+
+  it('shows the API’s refusal at the field it names, and keeps what was typed', async () => {
+    const refusal = {
+      detail: [{ loc: ['body', 'neighbors', 0, 'timers'], msg: 'keepalive: 9 s must be shorter than the hold time 9 s (usually a third of it), or the session drops between two keepalives', type: 'value_error' }],
+    };
+    showPage({ status: 200, body: LIVE }, SETTINGS, { ...ADMIN, 'PUT /api/v1/bgp': { status: 422, body: refusal } });
+    await userEvent.click(await screen.findByRole('button', { name: 'Edit BGP' }));
+    const neighbor = screen.getByRole('group', { name: 'Neighbor 1' });
+    await userEvent.click(within(neighbor).getByLabelText(/^Timers of its own/));
+    await userEvent.clear(within(neighbor).getByLabelText('Keepalive (s)'));
+    await userEvent.type(within(neighbor).getByLabelText('Keepalive (s)'), '9');
+    await userEvent.click(screen.getByRole('button', { name: 'Save BGP' }));
+
+    expect(await within(neighbor).findByText(/must be shorter than the hold time 9 s/)).toBeInTheDocument();
+    expect(within(neighbor).getByLabelText('Keepalive (s)')).toHaveValue('9');
+    expect(screen.queryByText('Saved as a pending change')).toBeNull();
+  });
+
+  it('asks before it removes BGP, then removes it as a pending change', async () => {
+    const requests = showPage({ status: 200, body: LIVE }, SETTINGS, { ...ADMIN, 'DELETE /api/v1/bgp': { status: 204 } });
+    await userEvent.click(await screen.findByRole('button', { name: 'Remove BGP' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Remove this node’s BGP?' });
+    expect(dialog).toHaveTextContent('FRR withdraws every VIP');
+    expect(requests).not.toContain('DELETE /api/v1/bgp');
+    await userEvent.click(within(dialog).getByRole('button', { name: 'Remove BGP' }));
+    await waitFor(() => expect(requests).toContain('DELETE /api/v1/bgp'));
+    expect(await screen.findByText(/No BGP settings on this node/)).toBeInTheDocument();
+    expect(screen.getByText('Saved as a pending change')).toBeInTheDocument();
   });
 
   it.each([

@@ -1,11 +1,16 @@
-import { Alert, Badge, Card, Group, Stack, Table, Text, Title } from '@mantine/core';
-import { useQuery } from '@tanstack/react-query';
+import { Alert, Badge, Button, Card, Group, Stack, Table, Text, Title } from '@mantine/core';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
 import { errorMessage } from '../api/errors';
-import { bgpSettingsQuery, bgpStatusQuery } from '../api/queries/bgp';
+import { bgpSettingsQuery, bgpStatusQuery, removeBgpMutation } from '../api/queries/bgp';
+import { useCan } from '../auth/useCurrentUser';
 import type { BgpNeighborView, BgpRead, BgpView } from '../client/types.gen';
+import { BgpEditor } from '../components/bgp/BgpEditor';
+import { ConfirmButton } from '../components/ConfirmButton';
 import { DataTable } from '../components/DataTable';
 import { FieldTable, type FieldRow } from '../components/FieldTable';
 import { PageLoader } from '../components/PageLoader';
+import { SavedAsPendingAlert } from '../components/SavedAsPendingAlert';
 import { ANNOUNCES_AGAIN } from '../lib/bgp';
 
 /** How long a session has been up, as bgpd counts it: "3 s", "12 min", "2 h 5 min", "4 d 1 h". */
@@ -37,7 +42,11 @@ export default function BgpPage() {
       ) : (
         <LiveBgp view={status.data} />
       )}
-      {settings.data !== undefined && <Settings bgp={settings.data} />}
+      {settings.error ? (
+        <Alert color="red">{errorMessage(settings.error)}</Alert>
+      ) : (
+        settings.data !== undefined && <Settings bgp={settings.data} />
+      )}
     </Stack>
   );
 }
@@ -99,28 +108,79 @@ function LiveBgp({ view }: { view: BgpView }) {
   );
 }
 
+/** The settings as stored (a pending change until committed), and for an admin the editor. */
 function Settings({ bgp }: { bgp: BgpRead | null }) {
-  if (bgp === null) {
-    return <Text c="dimmed">No BGP settings on this node (PUT /api/v1/bgp, admin).</Text>;
+  const canEdit = useCan('editBgp');
+  const queryClient = useQueryClient();
+  const remove = useMutation(removeBgpMutation(queryClient));
+  const [editing, setEditing] = useState(false);
+  const [saved, setSaved] = useState(false);
+  if (editing) {
+    return (
+      <BgpEditor
+        initial={bgp}
+        onCancel={() => setEditing(false)}
+        onSaved={() => {
+          setEditing(false);
+          setSaved(true);
+        }}
+      />
+    );
   }
-  const rows: FieldRow[] = [
+  return (
+    <>
+      <Group justify="space-between">
+        <Title order={3}>Settings</Title>
+        {canEdit && (
+          <Group gap="xs">
+            {bgp && (
+              <ConfirmButton
+                color="red"
+                loading={remove.isPending}
+                title="Remove this node’s BGP?"
+                consequence="When applied, FRR withdraws every VIP from the routers and closes its sessions; the router sends their flows to the other nodes."
+                confirmLabel="Remove BGP"
+                onConfirm={() => remove.mutate(undefined, { onSuccess: () => setSaved(true) })}
+              >
+                Remove BGP
+              </ConfirmButton>
+            )}
+            <Button onClick={() => setEditing(true)}>{bgp ? 'Edit BGP' : 'Set up BGP'}</Button>
+          </Group>
+        )}
+      </Group>
+      {saved && <SavedAsPendingAlert what="what this node announces" onClose={() => setSaved(false)} />}
+      {remove.error && <Alert color="red">{errorMessage(remove.error)}</Alert>}
+      {bgp === null ? (
+        <Text c="dimmed">No BGP settings on this node: it announces nothing.</Text>
+      ) : (
+        <Card withBorder>
+          <Stack gap="xs">
+            <FieldTable rows={settingRows(bgp)} labelWidth={160} />
+            <Text size="xs" c="dimmed">
+              Node-local, never replicated; a change is applied at the next commit.
+            </Text>
+          </Stack>
+        </Card>
+      )}
+      {!canEdit && (
+        <Text size="xs" c="dimmed">
+          Only an administrator can change this node’s BGP.
+        </Text>
+      )}
+    </>
+  );
+}
+
+function settingRows(bgp: BgpRead): FieldRow[] {
+  const neighbor = (n: BgpRead['neighbors'][number]) =>
+    `${n.address} (AS ${n.remote_asn}${n.bfd === false ? ', no BFD' : ''}${n.has_password ? ', password' : ''})`;
+  return [
+    ['Announcing', bgp.enabled === false ? 'off: every VIP withdrawn, no sessions' : 'on'],
     ['AS number', String(bgp.asn)],
     ['Router ID', bgp.router_id],
-    ['Neighbors', bgp.neighbors.map((n) => `${n.address} (AS ${n.remote_asn})`).join(', ') || 'none'],
+    ['Neighbors', bgp.neighbors.map(neighbor).join(', ') || 'none'],
     ['Announces', bgp.announce == null ? 'every enabled service’s VIP' : bgp.announce.join(', ') || 'nothing'],
     ['Communities', [...(bgp.communities ?? []), ...(bgp.large_communities ?? [])].join(', ') || 'none'],
   ];
-  return (
-    <>
-      <Title order={3}>Settings</Title>
-      <Card withBorder>
-        <Stack gap="xs">
-          <FieldTable rows={rows} labelWidth={160} />
-          <Text size="xs" c="dimmed">
-            Node-local, never replicated; changed through the API (PUT /api/v1/bgp, admin) and applied at the next commit.
-          </Text>
-        </Stack>
-      </Card>
-    </>
-  );
 }

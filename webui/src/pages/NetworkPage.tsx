@@ -16,6 +16,7 @@ import type { ClockStatus, KernelInterface, KernelRoute, NetworkConfig } from '.
 import { DataTable } from '../components/DataTable';
 import { FieldTable } from '../components/FieldTable';
 import { NetworkEditor } from '../components/network/NetworkEditor';
+import { SavedAsPendingAlert } from '../components/SavedAsPendingAlert';
 import { PageLoader } from '../components/PageLoader';
 import { byteSize, compact } from '../lib/format';
 import { isDefaultRoute, MAIN_TABLE, memberStates } from '../lib/network';
@@ -65,12 +66,7 @@ export default function NetworkPage() {
         />
       ) : (
         <>
-          {saved && (
-            <Alert color="green" title="Saved as a pending change" withCloseButton onClose={() => setSaved(false)}>
-              Nothing on this node’s network changes until it is applied: review the plan with “Review & apply” in the
-              pending changes below.
-            </Alert>
-          )}
+          {saved && <SavedAsPendingAlert what="this node’s network" onClose={() => setSaved(false)} />}
           {managed ? (
             <ManagedNetwork network={managed} canEdit={canEdit} onEdit={() => setEditing(managed)} />
           ) : (

@@ -55,7 +55,7 @@ class PlanAction(StrEnum):
 class PlanItem(BaseModel):
     """One effect on the running system, in an operator's terms."""
 
-    kind: str  # service | backend | vip | firewall | node | vip_group
+    kind: str  # service | backend | vip | firewall | node | vip_group | network | bgp
     action: PlanAction
     target: str  # e.g. "web (10.0.0.10:80/tcp)" or "web → 10.0.1.2:80"
     detail: str = ""

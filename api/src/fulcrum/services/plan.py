@@ -10,6 +10,7 @@ import ipaddress
 
 from fulcrum.config.snapshot import Backend, ConfigSnapshot, Service
 from fulcrum.schemas.revisions import Plan, PlanAction, PlanItem
+from fulcrum.services.bgp_plan import bgp_changes
 from fulcrum.services.network_plan import network_changes
 
 # Fields whose change makes IPVS delete and re-create the virtual service.
@@ -42,6 +43,7 @@ def plan(before: ConfigSnapshot | None, after: ConfigSnapshot) -> Plan:
     if before.firewall != after.firewall:
         items.append(_firewall_change(before, after))
     items += network_changes(before, after)
+    items += bgp_changes(before, after)
     return Plan(items=items, disruptive=any(i.disruptive for i in items), warnings=warnings(after))
 
 
@@ -294,6 +296,8 @@ def warnings(snapshot: ConfigSnapshot) -> list[str]:
         if address is not None
     }
     own.update(dict.fromkeys(vips, "a VIP of this appliance"))
+    # A VIP that BGP announces is brought up by FRR on the loopback (fulcrum.render.frr).
+    announced = set(snapshot.announced_vips())
     for s in snapshot.services:
         if not s.enabled:
             continue
@@ -318,7 +322,7 @@ def warnings(snapshot: ConfigSnapshot) -> list[str]:
                 )
             elif b.address in own:
                 found.append(f"service {s.name}: backend {b.address} is {own[b.address]}, not a real server")
-        if s.address not in vips:
+        if s.address not in vips and s.address not in announced:
             found.append(
                 f"service {s.name}: {s.address} is in no VIP group, so this appliance does not bring it up; "
                 "it must already be configured on an interface"

@@ -58,7 +58,7 @@ function afterRevision(queryClient: QueryClient, candidateReplaced: boolean) {
   ]);
 }
 
-const CANDIDATE_ROOTS = new Set(['services', 'vip-groups', 'node', 'firewall', 'network']);
+const CANDIDATE_ROOTS = new Set(['services', 'vip-groups', 'node', 'firewall', 'network', 'bgp']);
 const isCandidateQuery = (key: readonly unknown[]) => CANDIDATE_ROOTS.has(String(key[0]));
 
 export const commitMutation = (queryClient: QueryClient) => ({

@@ -1,11 +1,10 @@
-import { ActionIcon, Alert, Button, Card, Checkbox, Fieldset, Group, MultiSelect, NumberInput, Select, SimpleGrid, Stack, TextInput, Title } from '@mantine/core';
+import { Alert, Button, Card, Checkbox, Group, MultiSelect, NumberInput, Select, SimpleGrid, Stack, TextInput, Title } from '@mantine/core';
 import { useForm, type UseFormReturnType } from '@mantine/form';
-import { IconPlus, IconTrash } from '@tabler/icons-react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import type { ReactNode } from 'react';
 import { putNetworkMutation } from '../../api/queries/network';
 import type { BondMode, KernelInterface, NetworkConfig } from '../../client/types.gen';
 import { formPath, toBody, toValues, type NetworkValues } from '../../lib/network';
+import { ListItem, ListSection } from '../FormList';
 import { useServerErrors } from '../useServerErrors';
 
 type Form = UseFormReturnType<NetworkValues>;
@@ -72,18 +71,18 @@ export function NetworkEditor({
             <TextInput label="NTP servers" description="Names or addresses" classNames={{ input: 'mono' }} {...form.getInputProps('ntp_servers')} />
           </SimpleGrid>
 
-          <Section title="NICs" add={() => form.insertListItem('nics', { ...NEW_ADDRESSED, name: '', mac: unlisted[0]?.mac ?? '', permanent_mac: true })} addLabel="Add NIC">
+          <ListSection title="NICs" add={() => form.insertListItem('nics', { ...NEW_ADDRESSED, name: '', mac: unlisted[0]?.mac ?? '', permanent_mac: true })} addLabel="Add NIC">
             {values.nics.map((_, i) => (
-              <Item key={form.key(`nics.${i}`)} legend={`NIC ${i + 1}`} onRemove={() => form.removeListItem('nics', i)}>
+              <ListItem key={form.key(`nics.${i}`)} legend={`NIC ${i + 1}`} onRemove={() => form.removeListItem('nics', i)}>
                 <TextInput label="Name" {...form.getInputProps(`nics.${i}.name`)} />
                 <TextInput label="MAC address" classNames={{ input: 'mono' }} {...form.getInputProps(`nics.${i}.mac`)} />
                 <Addressing form={form} path={`nics.${i}`} />
                 <Checkbox label="Match by the permanent MAC" mt="xs" {...form.getInputProps(`nics.${i}.permanent_mac`, { type: 'checkbox' })} />
-              </Item>
+              </ListItem>
             ))}
-          </Section>
+          </ListSection>
 
-          <Section
+          <ListSection
             title="Bonds"
             add={() =>
               form.insertListItem('bonds', { ...NEW_ADDRESSED, name: `bond${values.bonds.length}`, members: [], mode: 'active-backup', xmit_hash_policy: 'layer3+4', miimon: 100, allow_round_robin: false })
@@ -91,7 +90,7 @@ export function NetworkEditor({
             addLabel="Add bond"
           >
             {values.bonds.map((bond, i) => (
-              <Item key={form.key(`bonds.${i}`)} legend={`Bond ${i + 1}`} onRemove={() => form.removeListItem('bonds', i)}>
+              <ListItem key={form.key(`bonds.${i}`)} legend={`Bond ${i + 1}`} onRemove={() => form.removeListItem('bonds', i)}>
                 <TextInput label="Name" {...form.getInputProps(`bonds.${i}.name`)} />
                 <MultiSelect label="Members" data={nicNames} {...form.getInputProps(`bonds.${i}.members`)} />
                 <Select label="Mode" data={BOND_MODES} allowDeselect={false} {...form.getInputProps(`bonds.${i}.mode`)} />
@@ -107,35 +106,35 @@ export function NetworkEditor({
                   />
                 )}
                 <Addressing form={form} path={`bonds.${i}`} />
-              </Item>
+              </ListItem>
             ))}
-          </Section>
+          </ListSection>
 
-          <Section
+          <ListSection
             title="VLANs"
             add={() => form.insertListItem('vlans', { ...NEW_ADDRESSED, name: '', parent: nicNames[0] ?? '', vlan_id: '' })}
             addLabel="Add VLAN"
           >
             {values.vlans.map((_, i) => (
-              <Item key={form.key(`vlans.${i}`)} legend={`VLAN ${i + 1}`} onRemove={() => form.removeListItem('vlans', i)}>
+              <ListItem key={form.key(`vlans.${i}`)} legend={`VLAN ${i + 1}`} onRemove={() => form.removeListItem('vlans', i)}>
                 <TextInput label="Name" {...form.getInputProps(`vlans.${i}.name`)} />
                 <Select label="Parent" data={[...new Set([...nicNames, ...values.bonds.map((b) => b.name)])]} {...form.getInputProps(`vlans.${i}.parent`)} />
                 <NumberInput label="VLAN ID" description="1 to 4094" allowDecimal={false} {...form.getInputProps(`vlans.${i}.vlan_id`)} />
                 <Addressing form={form} path={`vlans.${i}`} />
-              </Item>
+              </ListItem>
             ))}
-          </Section>
+          </ListSection>
 
-          <Section title="Routes" add={() => form.insertListItem('routes', { destination: '', gateway: '', table: '', metric: '' })} addLabel="Add route">
+          <ListSection title="Routes" add={() => form.insertListItem('routes', { destination: '', gateway: '', table: '', metric: '' })} addLabel="Add route">
             {values.routes.map((_, i) => (
-              <Item key={form.key(`routes.${i}`)} legend={`Route ${i + 1}`} onRemove={() => form.removeListItem('routes', i)}>
+              <ListItem key={form.key(`routes.${i}`)} legend={`Route ${i + 1}`} onRemove={() => form.removeListItem('routes', i)}>
                 <TextInput label="Destination" placeholder="10.30.0.0/16" classNames={{ input: 'mono' }} {...form.getInputProps(`routes.${i}.destination`)} />
                 <TextInput label="Gateway" classNames={{ input: 'mono' }} {...form.getInputProps(`routes.${i}.gateway`)} />
                 <NumberInput label="Table" description="Empty: main" allowDecimal={false} {...form.getInputProps(`routes.${i}.table`)} />
                 <NumberInput label="Metric" allowDecimal={false} {...form.getInputProps(`routes.${i}.metric`)} />
-              </Item>
+              </ListItem>
             ))}
-          </Section>
+          </ListSection>
 
           {formError && (
             <Alert color="red" title="Not saved" style={{ whiteSpace: 'pre-line' }}>
@@ -153,35 +152,6 @@ export function NetworkEditor({
         </Stack>
       </form>
     </Card>
-  );
-}
-
-function Section({ title, add, addLabel, children }: { title: string; add: () => void; addLabel: string; children: ReactNode }) {
-  return (
-    <Stack gap="xs">
-      <Group justify="space-between">
-        <Title order={4}>{title}</Title>
-        <Button size="xs" variant="light" leftSection={<IconPlus size={14} />} onClick={add}>
-          {addLabel}
-        </Button>
-      </Group>
-      {children}
-    </Stack>
-  );
-}
-
-function Item({ legend, onRemove, children }: { legend: string; onRemove: () => void; children: ReactNode }) {
-  return (
-    <Fieldset legend={legend} aria-label={legend} p="sm">
-      <Group justify="flex-end" mt={-8}>
-        <ActionIcon variant="subtle" color="red" aria-label={`Remove ${legend}`} onClick={onRemove}>
-          <IconTrash size={16} />
-        </ActionIcon>
-      </Group>
-      <SimpleGrid cols={{ base: 1, sm: 2 }} spacing="xs">
-        {children}
-      </SimpleGrid>
-    </Fieldset>
   );
 }
 
