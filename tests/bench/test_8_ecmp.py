@@ -70,6 +70,7 @@ def summarise(runs: list[dict]) -> dict:
         mine = [r for r in runs if r["kind"] == "join" and r["scheduler"] == scheduler]
         summary[scheduler] = {
             "moved share": spread([r["moved to lb3"] / r["held"] for r in mine]),
+            "changed-node share": spread([r["changed node"] / r["held"] for r in mine if "changed node" in r]),
             "survived the join": spread([r["survived the join"] / r["held"] for r in mine]),
             "survived the drain": spread([r["survived the drain"] / r["drained"] for r in mine if r["drained"]]),
             "lb3's share of new connections": spread([r["new connections per node"]["lb3"] / ecmp.NEW_CONNECTIONS for r in mine]),

@@ -42,6 +42,8 @@ NODES = {"lb1": 2, "lb2": 3, "lb3": 4}
 BACKENDS = {"b1": 21, "b2": 22, "b3": 23}
 ROUTER_ASN, NODE_ASN = 65000, 65001
 NEW_CONNECTIONS = 90  # opened while all three nodes are in: each node's share of new flows
+FIRST_CLIENT_PORT, PORT_WINDOW = 10000, 2500  # a run's client ports (Cluster.new_run)
+PORT_WINDOWS = (65536 - FIRST_CLIENT_PORT) // PORT_WINDOW
 
 # The router's BFD toward the nodes. Fast: FRR's defaults (300 ms, and the node's multiplier of 3:
 # a dead node is detected after about 0.9 s), what `make bench` measures. Tolerant: 600 ms, so 1.8 s,
@@ -185,12 +187,14 @@ class Cluster:
             node.balance(scheduler, backends)
 
     def new_run(self) -> None:
-        """Client ports no earlier run used: a node keeps a closed connection's entry for minutes,
+        """Client ports no recent run used: a node keeps a closed connection's entry for minutes,
         and a moved flow whose 5-tuple matches an old entry of another run's scheduler would go
-        to that entry's backend."""
+        to that entry's backend. A backend keeps a connection IPVS dropped (it never hears of
+        it), so a port reused while that lasts would be counted as a new flow to it. The windows
+        go round: one comes back after PORT_WINDOWS runs, many minutes later."""
         self.runs += 1
-        low = 10000 + 5000 * self.runs
-        self.net.client.sysctl("net.ipv4.ip_local_port_range", f"{low} {low + 4999}")
+        low = FIRST_CLIENT_PORT + PORT_WINDOW * (self.runs % PORT_WINDOWS)
+        self.net.client.sysctl("net.ipv4.ip_local_port_range", f"{low} {low + PORT_WINDOW - 1}")
 
     def hold(self, count: int) -> list:
         try:
@@ -218,6 +222,14 @@ class Cluster:
         """How many of these connections each node's IPVS has carried."""
         ports = {sock.getsockname()[1] for sock in socks}
         return {name: len(ipvs.connection_ports(node.host) & ports) for name, node in self.nodes.items()}
+
+    def holders(self, socks: list) -> dict[int, frozenset[str]]:
+        """For each of these connections (by client port), the nodes whose IPVS has an entry for
+        it: a node keeps the entry of a flow the router moved away, so a flow seen by a node it
+        was not seen by before has changed node, wherever it went."""
+        tables = {name: ipvs.connection_ports(node.host) for name, node in self.nodes.items()}
+        return {port: frozenset(name for name, table in tables.items() if port in table)
+                for port in (sock.getsockname()[1] for sock in socks)}
 
 
 @contextmanager
@@ -274,6 +286,7 @@ def join_and_leave(cluster: Cluster, scheduler: str, held: int) -> dict[str, Any
     cluster.new_run()
     socks = cluster.hold(held)
     before = cluster.carried(socks)
+    held_by = cluster.holders(socks)
 
     started = time.monotonic()
     cluster.nodes["lb3"].announce()
@@ -282,6 +295,11 @@ def join_and_leave(cluster: Cluster, scheduler: str, held: int) -> dict[str, Any
     routed = time.monotonic() - started
     survived_join = client.still_answer(socks)
     moved = cluster.carried(socks)["lb3"]
+    # Hash-threshold multipath: the router's hash range is cut into equal parts, one per next hop,
+    # so a third next hop also moves flows between the first two (a sixth of them, reasoned).
+    joined = {port: nodes - held_by[port] for port, nodes in cluster.holders(socks).items()}
+    changed = sum(1 for new_nodes in joined.values() if new_nodes)
+    between_old = sum(1 for new_nodes in joined.values() if new_nodes and "lb3" not in new_nodes)
 
     fresh = cluster.hold(NEW_CONNECTIONS)
     spread = cluster.carried(fresh)
@@ -297,6 +315,8 @@ def join_and_leave(cluster: Cluster, scheduler: str, held: int) -> dict[str, Any
         "held": held,
         "carried before the join": before,
         "moved to lb3": moved,
+        "moved between lb1 and lb2": between_old,
+        "changed node": changed,
         "survived the join": sum(survived_join),
         "drained": len(kept),
         "survived the drain": sum(survived_leave),
@@ -402,6 +422,8 @@ def remove_backend(cluster: Cluster, held: int, removed: str = "b3") -> dict[str
 
     cluster.balance("mh", tuple(name for name in BACKENDS if name != removed))
     alive = client.still_answer(socks)
+    # The removed backend still holds its dropped connections' ports: new flows take other ports.
+    cluster.new_run()
     fresh = cluster.hold(NEW_CONNECTIONS)
     fresh_on_removed = len({sock.getsockname()[1] for sock in fresh} & established_peer_ports(backend, PORT))
     for sock in [*socks, *fresh]:
