@@ -12,6 +12,30 @@ export async function apiToken(request: APIRequestContext, user: { username: str
   return ((await response.json()) as { token: string }).token;
 }
 
+// Hooks that sign in (and may commit) get this long: each sign-in hashes a password (argon2,
+// 64 MiB), seconds on two cores shared with other builds; a hook timed out once at the default 30 s.
+export const HOOK_TIMEOUT = 90_000;
+
+/** The admin's API headers; the admin is created first when the spec runs alone (409: it exists). */
+export async function adminHeaders(request: APIRequestContext): Promise<Record<string, string>> {
+  expect([201, 409]).toContain((await request.post('/api/v1/setup', { data: ADMIN })).status());
+  return { Authorization: `Bearer ${await apiToken(request, ADMIN)}` };
+}
+
+/** A service BGP may announce (fulcrum.config.cluster): mh with fallback, DR, a failed backend kept at weight 0. */
+export function announceableService(name: string, address: string, backend: string) {
+  return {
+    name,
+    address,
+    ports: [80],
+    forwarding: 'dr',
+    scheduler: 'mh',
+    scheduler_fallback: true,
+    health_check: { on_failure: 'weight_zero' },
+    backends: [{ address: backend }],
+  };
+}
+
 export const SHOTS = 'e2e-screenshots';
 mkdirSync(SHOTS, { recursive: true });
 

@@ -1,35 +1,18 @@
-import { expect, test, type APIRequestContext } from '@playwright/test';
-import { ADMIN, apiToken, login, nav, shoot } from './helpers';
+import { expect, test } from '@playwright/test';
+import { ADMIN, adminHeaders, announceableService, HOOK_TIMEOUT, login, nav, shoot } from './helpers';
 
 // An admin sets up this node's BGP in the dashboard against the real API: a refusal shows at the
 // field it names and loses nothing typed, the saved settings come back (the password only as
-// "stored"), and removing BGP asks first.
+// "stored"), the review says what FRR will do, and removing BGP asks first.
 
-// What BGP may announce (fulcrum.config.cluster): mh with fallback, DR, failed backends at weight 0.
-const SERVICE = {
-  name: 'bgp-announced',
-  address: '192.0.2.78',
-  ports: [80],
-  forwarding: 'dr',
-  scheduler: 'mh',
-  scheduler_fallback: true,
-  health_check: { on_failure: 'weight_zero' },
-  backends: [{ address: '198.51.100.78' }],
-};
-// Each sign-in hashes a password (argon2): seconds on two shared cores.
-const HOOK_TIMEOUT = 90_000;
+const SERVICE = announceableService('bgp-announced', '192.0.2.78', '198.51.100.78');
 
 let headers: Record<string, string> = {};
 let serviceId: number | null = null;
 
-async function signIn(request: APIRequestContext) {
-  expect([201, 409]).toContain((await request.post('/api/v1/setup', { data: ADMIN })).status());
-  headers = { Authorization: `Bearer ${await apiToken(request, ADMIN)}` };
-}
-
 test.beforeAll(async ({ request }) => {
   test.setTimeout(HOOK_TIMEOUT);
-  await signIn(request);
+  headers = await adminHeaders(request);
   expect([204, 404]).toContain((await request.delete('/api/v1/bgp', { headers })).status());
   const created = await request.post('/api/v1/services', { headers, data: SERVICE });
   expect(created.status(), await created.text()).toBe(201);

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
 import type { ClockStatus, KernelInterface, KernelRoute, NetworkConfig, Status } from '../src/client/types.gen';
-import { ADMIN, apiToken, login, nav, shoot } from './helpers';
+import { ADMIN, apiToken, HOOK_TIMEOUT, login, nav, shoot } from './helpers';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -47,9 +47,6 @@ async function unmanage(request: APIRequestContext) {
   if (awaiting !== null) expect((await request.post(`/api/v1/revisions/${awaiting}/confirm`, { headers })).status()).toBe(200);
 }
 
-// The hooks sign in and may commit: each sign-in hashes a password (argon2, 64 MiB), seconds on
-// two cores shared with other builds; a repetition's hook timed out once at the default 30 s.
-const HOOK_TIMEOUT = 90_000;
 
 test.beforeAll(async ({ request }) => {
   test.setTimeout(HOOK_TIMEOUT);

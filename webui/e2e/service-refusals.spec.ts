@@ -1,40 +1,22 @@
-import { expect, test, type APIRequestContext } from '@playwright/test';
-import { ADMIN, apiToken, login, shoot } from './helpers';
+import { expect, test } from '@playwright/test';
+import { ADMIN, adminHeaders, announceableService, HOOK_TIMEOUT, login, shoot } from './helpers';
 
 // A refused delete is shown where it was asked for, and nothing is lost: the service stays.
 
-// What a service whose VIP BGP announces must be (fulcrum.config.cluster): mh with fallback, DR,
-// failed backends kept at weight 0.
-const SERVICE = {
-  name: 'announced',
-  address: '192.0.2.77',
-  ports: [80],
-  forwarding: 'dr',
-  scheduler: 'mh',
-  scheduler_fallback: true,
-  health_check: { on_failure: 'weight_zero' },
-  backends: [{ address: '198.51.100.77' }],
-};
+const SERVICE = announceableService('announced', '192.0.2.77', '198.51.100.77');
 const BGP = {
   asn: 65001,
   router_id: '192.0.2.5',
   neighbors: [{ address: '192.0.2.1', remote_asn: 65000 }],
   announce: [SERVICE.address],
 };
-// Each sign-in hashes a password (argon2): seconds on two shared cores.
-const HOOK_TIMEOUT = 90_000;
 
 let headers: Record<string, string> = {};
 let serviceId: number | null = null;
 
-async function signIn(request: APIRequestContext) {
-  expect([201, 409]).toContain((await request.post('/api/v1/setup', { data: ADMIN })).status());
-  headers = { Authorization: `Bearer ${await apiToken(request, ADMIN)}` };
-}
-
 test.beforeAll(async ({ request }) => {
   test.setTimeout(HOOK_TIMEOUT);
-  await signIn(request);
+  headers = await adminHeaders(request);
   const created = await request.post('/api/v1/services', { headers, data: SERVICE });
   expect(created.status(), await created.text()).toBe(201);
   serviceId = ((await created.json()) as { id: number }).id;

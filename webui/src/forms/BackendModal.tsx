@@ -1,8 +1,9 @@
-import { Alert, Button, Group, Modal, Stack } from '@mantine/core';
+import { Modal, Stack } from '@mantine/core';
 import { useForm } from '@mantine/form';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { addBackendMutation, updateBackendMutation } from '../api/queries/services';
 import type { BackendRead } from '../client/types.gen';
+import { FormFooter } from '../components/FormFooter';
 import { useServerErrors } from '../components/useServerErrors';
 import { ipVersion } from '../lib/validation';
 import { BackendFields } from './BackendFields';
@@ -33,19 +34,7 @@ export function BackendModal({ serviceId, serviceAddress, backend, onClose }: Pr
       <form onSubmit={form.onSubmit(submit)} noValidate>
         <Stack>
           <BackendFields form={form} path="" />
-          {formError && (
-            <Alert color="red" style={{ whiteSpace: 'pre-line' }}>
-              {formError}
-            </Alert>
-          )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={mutation.isPending}>
-              {backend ? 'Save backend' : 'Add backend'}
-            </Button>
-          </Group>
+          <FormFooter error={formError} saving={mutation.isPending} saveLabel={backend ? 'Save backend' : 'Add backend'} onCancel={onClose} />
         </Stack>
       </form>
     </Modal>

@@ -26,9 +26,8 @@ def bgp_changes(before: ConfigSnapshot, after: ConfigSnapshot) -> list[PlanItem]
     if new is None:
         assert old is not None
         return [
-            PlanItem(
-                kind=KIND,
-                action=PlanAction.REMOVE,
+            _item(
+                PlanAction.REMOVE,
                 target=f"BGP (AS {old.asn})",
                 detail=f"FRR withdraws {_vips(before.announced_vips())} and closes its sessions: "
                 f"{MOVES_FLOWS}",
@@ -37,9 +36,8 @@ def bgp_changes(before: ConfigSnapshot, after: ConfigSnapshot) -> list[PlanItem]
         ]
     if old is None:
         return [
-            PlanItem(
-                kind=KIND,
-                action=PlanAction.ADD,
+            _item(
+                PlanAction.ADD,
                 target=f"BGP (AS {new.asn}, router ID {new.router_id})",
                 detail=f"FRR opens sessions to {_neighbors(new.neighbors)} and announces "
                 f"{_vips(after.announced_vips())}",
@@ -48,9 +46,8 @@ def bgp_changes(before: ConfigSnapshot, after: ConfigSnapshot) -> list[PlanItem]
     items = []
     if (old.asn, old.router_id) != (new.asn, new.router_id):
         items.append(
-            PlanItem(
-                kind=KIND,
-                action=PlanAction.CHANGE,
+            _item(
+                PlanAction.CHANGE,
                 target=f"BGP (AS {new.asn}, router ID {new.router_id})",
                 detail=f"was AS {old.asn}, router ID {old.router_id}: every session restarts, and while "
                 f"it does {MOVES_FLOWS}",
@@ -62,14 +59,17 @@ def bgp_changes(before: ConfigSnapshot, after: ConfigSnapshot) -> list[PlanItem]
     if (old.communities, old.large_communities) != (new.communities, new.large_communities):
         tags = [*new.communities, *new.large_communities]
         items.append(
-            PlanItem(
-                kind=KIND,
-                action=PlanAction.CHANGE,
+            _item(
+                PlanAction.CHANGE,
                 target="communities",
                 detail=f"the routes are announced again tagged {', '.join(tags) if tags else 'with none'}",
             )
         )
     return items
+
+
+def _item(action: PlanAction, target: str, detail: str, disruptive: bool = False) -> PlanItem:
+    return PlanItem(kind=KIND, action=action, target=target, detail=detail, disruptive=disruptive)
 
 
 def _running(bgp: BgpConfig | None) -> BgpConfig | None:
@@ -82,9 +82,8 @@ def _announcement_changes(
     new: list[ipaddress.IPv4Address | ipaddress.IPv6Address],
 ) -> list[PlanItem]:
     items = [
-        PlanItem(
-            kind=KIND,
-            action=PlanAction.ADD,
+        _item(
+            PlanAction.ADD,
             target=f"announce {_prefix(vip)}",
             detail="the routers add this node as a path to it",
         )
@@ -92,9 +91,8 @@ def _announcement_changes(
         if vip not in old
     ]
     items += [
-        PlanItem(
-            kind=KIND,
-            action=PlanAction.REMOVE,
+        _item(
+            PlanAction.REMOVE,
             target=f"announce {_prefix(vip)}",
             detail=f"withdrawn: {MOVES_FLOWS}",
             disruptive=True,
@@ -109,9 +107,8 @@ def _neighbor_changes(old: list[Neighbor], new: list[Neighbor]) -> list[PlanItem
     before = {n.address: n for n in old}
     after = {n.address: n for n in new}
     items = [
-        PlanItem(
-            kind=KIND,
-            action=PlanAction.ADD,
+        _item(
+            PlanAction.ADD,
             target=f"neighbor {_neighbor(n)}",
             detail="a new session; the VIPs are announced to this router once it is up",
         )
@@ -119,9 +116,8 @@ def _neighbor_changes(old: list[Neighbor], new: list[Neighbor]) -> list[PlanItem
         if address not in before
     ]
     items += [
-        PlanItem(
-            kind=KIND,
-            action=PlanAction.REMOVE,
+        _item(
+            PlanAction.REMOVE,
             target=f"neighbor {_neighbor(n)}",
             detail=f"the session closes: {MOVES_FLOWS}",
             disruptive=True,
@@ -154,9 +150,8 @@ def _neighbor_changes(old: list[Neighbor], new: list[Neighbor]) -> list[PlanItem
         if resets:
             detail += f": the session restarts, and while it does {MOVES_FLOWS}"
         items.append(
-            PlanItem(
-                kind=KIND,
-                action=PlanAction.CHANGE,
+            _item(
+                PlanAction.CHANGE,
                 target=f"neighbor {_neighbor(b)}",
                 detail=detail,
                 disruptive=bool(resets),

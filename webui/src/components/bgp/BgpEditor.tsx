@@ -1,9 +1,10 @@
-import { Alert, Button, Card, Checkbox, Group, NumberInput, PasswordInput, SimpleGrid, Stack, Text, TextInput, Textarea, Title } from '@mantine/core';
+import { Card, Checkbox, Group, NumberInput, PasswordInput, SimpleGrid, Stack, Text, TextInput, Textarea, Title } from '@mantine/core';
 import { useForm } from '@mantine/form';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { putBgpMutation } from '../../api/queries/bgp';
 import type { BgpRead } from '../../client/types.gen';
 import { DEFAULT_TIMERS, formPath, NEW_NEIGHBOR, requiredErrors, toBody, toValues, type BgpValues } from '../../lib/bgp';
+import { FormFooter } from '../FormFooter';
 import { ListItem, ListSection } from '../FormList';
 import { useServerErrors } from '../useServerErrors';
 
@@ -89,19 +90,7 @@ export function BgpEditor({ initial, onCancel, onSaved }: { initial: BgpRead | n
             </SimpleGrid>
           </Stack>
 
-          {formError && (
-            <Alert color="red" title="Not saved" style={{ whiteSpace: 'pre-line' }}>
-              {formError}
-            </Alert>
-          )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onCancel}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={save.isPending}>
-              Save BGP
-            </Button>
-          </Group>
+          <FormFooter error={formError} errorTitle="Not saved" saving={save.isPending} saveLabel="Save BGP" onCancel={onCancel} />
         </Stack>
       </form>
     </Card>

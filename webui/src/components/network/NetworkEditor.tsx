@@ -1,9 +1,10 @@
-import { Alert, Button, Card, Checkbox, Group, MultiSelect, NumberInput, Select, SimpleGrid, Stack, TextInput, Title } from '@mantine/core';
+import { Alert, Card, Checkbox, Group, MultiSelect, NumberInput, Select, SimpleGrid, Stack, TextInput, Title } from '@mantine/core';
 import { useForm, type UseFormReturnType } from '@mantine/form';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { putNetworkMutation } from '../../api/queries/network';
 import type { BondMode, KernelInterface, NetworkConfig } from '../../client/types.gen';
 import { formPath, toBody, toValues, type NetworkValues } from '../../lib/network';
+import { FormFooter } from '../FormFooter';
 import { ListItem, ListSection } from '../FormList';
 import { useServerErrors } from '../useServerErrors';
 
@@ -136,19 +137,7 @@ export function NetworkEditor({
             ))}
           </ListSection>
 
-          {formError && (
-            <Alert color="red" title="Not saved" style={{ whiteSpace: 'pre-line' }}>
-              {formError}
-            </Alert>
-          )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onCancel}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={save.isPending}>
-              Save network
-            </Button>
-          </Group>
+          <FormFooter error={formError} errorTitle="Not saved" saving={save.isPending} saveLabel="Save network" onCancel={onCancel} />
         </Stack>
       </form>
     </Card>
