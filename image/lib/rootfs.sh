@@ -115,12 +115,10 @@ remove_machine_identity() {
 # Units Debian enables that the appliance has no use for: keepalived runs as fulcrum-keepalived
 # with the configuration fulcrum-applyd writes; there is no LVM for e2scrub to check; and on the
 # read-only root, saving radio-switch and backlight state would fail (laptop hardware anyway).
-# frr.service too: the package enables it, and it would start zebra and staticd on every box for
-# nothing (and write below /etc/frr on the read-only root). Fulcrum's FRR daemon
-# (fulcrum.apply.daemons.frr) is not wired into the image yet: FULCRUM_FRR_CONFIG is unset there.
+# (frr.service stays: 50-fulcrum.preset enables it, with overlay/etc/frr's daemons and its link.)
 disable_unused_units() {
     local root=$1
-    chroot "$root" systemctl disable --quiet keepalived.service frr.service e2scrub_reap.service e2scrub_all.timer
+    chroot "$root" systemctl disable --quiet keepalived.service e2scrub_reap.service e2scrub_all.timer
     chroot "$root" systemctl mask --quiet systemd-rfkill.service systemd-rfkill.socket systemd-backlight@.service
 }
 

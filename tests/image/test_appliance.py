@@ -62,6 +62,9 @@ ROUTE_DESTINATION, ROUTE_TABLE = "203.0.113.0/24", 100
 # What /data/network/timesyncd.conf has before the network is managed (data-layout.conf).
 DEBIAN_NTP = [f"{n}.debian.pool.ntp.org" for n in range(4)]
 UNCONFIRMED_SECONDS = 30
+# This node's BGP: a session to a router that is not there (it stays Active), BFD on, nothing announced.
+BGP_NEIGHBOR = "192.0.2.254"
+BGP = {"asn": 65001, "router_id": "192.0.2.5", "neighbors": [{"address": BGP_NEIGHBOR, "remote_asn": 65000}], "announce": []}
 BACKUP_PASSPHRASE = "kept apart from the box 4"
 RESTORE_APPLY_TIMEOUT = 180
 
@@ -82,6 +85,7 @@ def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int, tmp_path: P
     token = first_run_setup(appliance)
     revision = commit_service(appliance, token, tcp_backend)
     assert_checker_event_arrived(appliance, token, tcp_backend)
+    revision = commit_bgp(appliance, token)
 
     with appliance.shell() as run:
         assert_no_failed_units(run)
@@ -89,6 +93,7 @@ def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int, tmp_path: P
         assert_ipvs_has_service(run, tcp_backend)
         assert_time_sync(run)
         assert_notify_fifos(run)
+        assert_frr_runs_the_written_configuration(run)
         assert_api_answers_over_ipv6(run)
         interface = management_interface(run)
         assert_address(appliance, run, interface, dynamic=True)  # DHCP on first boot
@@ -152,6 +157,7 @@ def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int, tmp_path: P
         status = api.get("/status").json()
     assert status["applied_revision"] == revision, f"after the reboot the kernel does not run revision {revision}: {status}"
     assert status["dataplane"] and status["dataplane"]["keepalived_running"], status
+    assert_bgp_read_back(appliance, token)
     with appliance.shell() as run:
         assert_no_failed_units(run)
         assert_ipvs_has_service(run, tcp_backend)
@@ -211,6 +217,7 @@ def test_appliance_lifecycle(appliance: Appliance, tcp_backend: int, tmp_path: P
     token = login(appliance, CONSOLE_PASSWORD)  # the backup's accounts replaced first-run setup
     wait_for_restored_revision(appliance, token, revision)
     timings["factory_reset_to_restored_s"] = round(time.monotonic() - appliance.booted_at, 1)
+    assert_bgp_read_back(appliance, token)  # this node's BGP is in the backup too
     with appliance.shell() as run:
         assert_no_failed_units(run)
         assert_ipvs_has_service(run, tcp_backend)
@@ -252,6 +259,18 @@ def assert_session_works(appliance: Appliance, token: str) -> None:
     assert me.status_code == 200, f"the new session is refused: {me.status_code} {me.text}"
 
 
+def commit_and_read(api: httpx.Client, message: str) -> tuple[int, dict[str, Any]]:
+    """Commit the candidate; the revision's number and its apply result, which must be applied."""
+    committed = api.post("/revisions", json={"message": message})
+    assert committed.status_code in (200, 201), committed.text
+    number = int(committed.json()["number"])
+    fetched = api.get(f"/revisions/{number}")
+    assert fetched.status_code == 200, f"revision {number} is not there right after the commit: {fetched.text}"
+    result: dict[str, Any] = fetched.json()["apply_result"]
+    assert result["outcome"] == "applied", f"revision {number} ({message}) was not applied: {result}"
+    return number, result
+
+
 def commit_service(appliance: Appliance, token: str, backend_port: int) -> int:
     with appliance.api(token) as api:
         created = api.post(
@@ -259,16 +278,46 @@ def commit_service(appliance: Appliance, token: str, backend_port: int) -> int:
             json={"name": "web", "address": VIP, "ports": [80], "backends": [{"address": GATEWAY, "port": backend_port}]},
         )
         assert created.status_code == 201, created.text
-        committed = api.post("/revisions", json={"message": "image test: one service"})
-        assert committed.status_code in (200, 201), committed.text
-        number = int(committed.json()["number"])
-        fetched = api.get(f"/revisions/{number}")
-        assert fetched.status_code == 200, f"revision {number} is not there right after the commit: {fetched.text}"
-        result = fetched.json()["apply_result"]
-    assert result["outcome"] == "applied", f"revision {number} was not applied: {result}"
+        number, result = commit_and_read(api, "image test: one service")
     readback = [s for s in result["steps"] if s["step"] == "verify" and s["daemon"] == "keepalived"]
     assert readback and readback[0]["ok"], f"no successful IPVS read-back in {result['steps']}"
     return number
+
+
+def commit_bgp(appliance: Appliance, token: str) -> int:
+    """This node's BGP through the API: fulcrum-applyd writes /data/state/frr.conf (which
+    /etc/frr/frr.conf links to), reloads frr.service's daemons with frr-reload.py and reads the
+    session back from bgpd. No router answers at BGP_NEIGHBOR, and nothing is announced (the one
+    service is NAT, which a router's ECMP must not spread): the wiring is what is proven here; the
+    announcements themselves are the kernel VM's (tests/kernel/test_ecmp_cluster.py)."""
+    with appliance.api(token) as api:
+        saved = api.put("/bgp", json=BGP)
+        assert saved.status_code == 200, saved.text
+        number, result = commit_and_read(api, "image test: BGP")
+    frr = [s for s in result["steps"] if s["daemon"] == "frr"]
+    assert any(s["step"] == "verify" and s["ok"] for s in frr), f"no successful read-back from FRR in {frr}"
+    assert_bgp_read_back(appliance, token)
+    return number
+
+
+def assert_bgp_read_back(appliance: Appliance, token: str) -> None:
+    """The API's live view (bgpd and bfdd through the helper) has the configured session."""
+    with appliance.api(token) as api:
+        answer = api.get("/bgp/status")
+    assert answer.status_code == 200, f"GET /bgp/status: {answer.status_code} {answer.text}"
+    view = answer.json()
+    assert view["managed"] and view["error"] is None, f"FRR is not managed or did not answer: {view}"
+    assert [(n["address"], n["remote_asn"]) for n in view["neighbors"]] == [(BGP_NEIGHBOR, 65000)], view
+    assert view["neighbors"][0]["bfd"] is not None, f"bfdd has no session for the neighbor: {view}"
+    assert view["originated"] == [], view
+
+
+def assert_frr_runs_the_written_configuration(run: Callable[[str, float], str]) -> None:
+    assert run("systemctl is-active frr.service", 30) == "active"
+    assert run("readlink -f /etc/frr/frr.conf", 30) == "/data/state/frr.conf"
+    assert f"neighbor {BGP_NEIGHBOR} remote-as 65000" in run("cat /data/state/frr.conf", 30)
+    daemons = run("vtysh -c 'show daemons'", 30).split()
+    assert {"zebra", "bgpd", "bfdd"} <= set(daemons), f"FRR runs {daemons}"
 
 
 def export_backup(appliance: Appliance, token: str) -> bytes:

@@ -212,6 +212,28 @@ def test_a_file_the_checker_refuses_is_never_installed_and_a_rollback_reloads_th
     assert node.daemon.verify(snapshot("node1")).detail.startswith("bgpd announcing 2 VIP prefixes")
 
 
+def test_an_unchanged_configuration_is_not_reloaded_but_still_read_back(lab: tuple[FrrHost, dict[str, Node]]) -> None:
+    """Every apply passes through FRR; frr-reload.py runs only when the file differs from what the
+    daemons last took in (or after an undo, when that is unknown). bgpd is read back every time."""
+    router, nodes = lab
+    node = nodes["node1"]
+    node.apply(snapshot("node1"))
+    wait_until(lambda: next_hops(router, VIPS[1]) == {"10.0.1.1"}, 60, what=f"{VIPS[1]} via node1")
+
+    def load(config: ConfigSnapshot) -> str:
+        node.daemon.render(config)
+        node.daemon.validate()
+        node.daemon.install()
+        return node.daemon.load(config)
+
+    assert "not reloaded" in load(snapshot("node1"))
+    assert node.daemon.verify(snapshot("node1")).detail.startswith("bgpd announcing 2 VIP prefixes")
+    assert "frr-reload.py applied" in load(snapshot("node1", announce=[VIPS[0]]))
+    wait_until(lambda: next_hops(router, VIPS[1]) == set(), 30, what=f"{VIPS[1]} withdrawn by the change")
+    node.daemon.undo(loaded=True)
+    assert "frr-reload.py applied" in load(snapshot("node1")), "after an undo what FRR runs is not known"
+
+
 def test_frr_is_managed_only_where_configured_and_withdraws_without_keepalived_or_in_maintenance(
     tmp_path: Path,
 ) -> None:

@@ -28,6 +28,10 @@ DEFAULT_TIMEOUT = 120.0
 # The VRRP view is read for every HA status answer: a helper that does not answer soon leaves the
 # status with keepalived's notifications alone rather than holding the request.
 VIEW_TIMEOUT = 5.0
+# The BGP page's view asks vtysh three times (bgpd's prefixes and neighbors, bfdd's peers), each a
+# process start: 5 s was not enough for an appliance under emulation (the image test). Only the
+# BGP page waits for it, and it polls one answer at a time.
+BGP_VIEW_TIMEOUT = 30.0
 CAPTURE_GRACE = 15.0
 
 
@@ -132,7 +136,7 @@ class SocketApplier:
         return VrrpView.model_validate(self._call({"op": "vrrp_view"}, min(self.timeout, VIEW_TIMEOUT)))
 
     def bgp_view(self) -> BgpView:
-        return BgpView.model_validate(self._call({"op": "bgp_view"}, min(self.timeout, VIEW_TIMEOUT)))
+        return BgpView.model_validate(self._call({"op": "bgp_view"}, min(self.timeout, BGP_VIEW_TIMEOUT)))
 
     def capture(self, spec: CaptureSpec) -> CaptureResult:
         # The capture runs for up to spec.seconds, then tcpdump gets a few seconds to stop.

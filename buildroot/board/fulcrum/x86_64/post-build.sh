@@ -10,5 +10,6 @@ source "$BOARD_DIR/lib/rootfs.sh"
 link_fulcrum_python
 include_sshd_dropins
 make_data_mountpoint
+place_frr_config_stand_in
 install_kernel_link
 install_rauc_keyring

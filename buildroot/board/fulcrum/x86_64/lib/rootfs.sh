@@ -15,10 +15,20 @@ include_sshd_dropins() {
         sed -i '1i Include /etc/ssh/sshd_config.d/*.conf' "$config"
 }
 
-# /data is the mount point of the data partition (data.mount); the image's copy stays empty.
+# /data is the mount point of the data partition (data.mount); the image's copy stays empty
+# (but for place_frr_config_stand_in's file).
 make_data_mountpoint() {
     rm -rf "$TARGET_DIR/data"
     mkdir -p "$TARGET_DIR/data"
+}
+
+# The overlay's /etc/frr/frr.conf is a relative link to ../../data/state/frr.conf, which
+# fulcrum-applyd writes (the root is read-only). The frr package's permission table chowns and
+# chmods /etc/frr/frr.conf as a regular file when the root file system is made, through the link:
+# relative, it resolves in $TARGET_DIR, where this empty stand-in answers (the data partition,
+# mounted on /data at boot, hides it).
+place_frr_config_stand_in() {
+    install -D -m 0640 /dev/null "$TARGET_DIR/data/state/frr.conf"
 }
 
 # grub.cfg boots /boot/vmlinuz in every image.
