@@ -4,7 +4,7 @@
  * form says whether one is stored, keeps it unless a new one is typed or removal is ticked.
  */
 import type { BgpRead, BgpWrite, NeighborRead } from '../client/types.gen';
-import { splitList } from './network';
+import { joinList, splitList } from './network';
 
 /** What follows a withdrawal's reason wherever it is shown (the alarm, the BGP page): the
  * announcement watch in the apply helper puts the VIPs back by itself. */
@@ -52,8 +52,6 @@ export const NEW_NEIGHBOR: NeighborValues = {
   keepalive: DEFAULT_TIMERS.keepalive,
   hold: DEFAULT_TIMERS.hold,
 };
-
-const joinList = (items: string[] | null | undefined) => (items ?? []).join(', ');
 
 function neighborValues(n: NeighborRead): NeighborValues {
   return {

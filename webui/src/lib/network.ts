@@ -44,7 +44,8 @@ export function splitList(text: string): string[] {
   return text.split(/[\s,]+/).filter(Boolean);
 }
 
-const joinList = (items: string[] | undefined) => (items ?? []).join(', ');
+/** ["a", "b"] → "a, b": the other way round, for a field's initial value. */
+export const joinList = (items: string[] | null | undefined) => (items ?? []).join(', ');
 const optional = (value: number | null | undefined) => value ?? '';
 const numberOrNull = (value: number | string) => (value === '' ? null : Number(value));
 
