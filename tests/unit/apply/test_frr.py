@@ -234,6 +234,45 @@ def test_an_unchanged_configuration_is_not_reloaded_but_still_read_back(lab: tup
     assert "frr-reload.py applied" in load(snapshot("node1")), "after an undo what FRR runs is not known"
 
 
+@pytest.fixture
+def frr_stopped() -> Iterator[tuple[str, ...]]:
+    """The command prefix of a network and mount namespace where FRR does not run (its socket
+    directory empty): what applyd meets at boot while frr.service is still starting."""
+    if not available():
+        pytest.skip("needs root and FRR (zebra, bgpd, bfdd, vtysh: scripts/setup-host installs it)")
+    setup = "mkdir -p /var/run/frr && mount -t tmpfs tmpfs /var/run/frr && exec sleep infinity"
+    process = subprocess.Popen(["unshare", "--net", "--mount", "--propagation", "private", "sh", "-c", setup])
+    try:
+        prefix = ("nsenter", "--target", str(process.pid), "--net", "--mount")
+        wait_until(lambda: subprocess.run([*prefix, "findmnt", "/var/run/frr"], capture_output=True, check=False).returncode == 0,
+                   10, what="the empty FRR socket directory mounted")
+        yield prefix
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_without_bgp_a_stopped_frr_is_left_to_read_the_file_and_with_bgp_the_apply_waits_for_it(
+    frr_stopped: tuple[str, ...], tmp_path: Path
+) -> None:
+    """applyd does not wait for frr.service at boot: an apply with no BGP in it leaves a stopped FRR
+    to read the file when it starts; one with BGP waits for FRR's daemons, and says so if they never answer."""
+    daemon = FrrDaemon(FrrPaths(tmp_path / "frr.conf"), lambda: Fitness(True, "fit"), frr_stopped, start_timeout=2)
+
+    def load(config: ConfigSnapshot) -> str:
+        daemon.render(config)
+        daemon.validate()
+        daemon.install()
+        return daemon.load(config)
+
+    assert "FRR is not running: it reads" in load(ConfigSnapshot())
+    assert daemon.verify(ConfigSnapshot()).detail == "no BGP configured: FRR announces nothing"
+    started = time.monotonic()
+    with pytest.raises(ToolError, match="zebra, bgpd, bfdd did not answer vtysh within 2 s"):
+        load(snapshot("node1"))
+    assert time.monotonic() - started >= 2
+
+
 def test_frr_is_managed_only_where_configured_and_withdraws_without_keepalived_or_in_maintenance(
     tmp_path: Path,
 ) -> None:

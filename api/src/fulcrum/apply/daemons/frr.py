@@ -23,6 +23,7 @@ FRR's daemons are started by their own service (frr.service on the appliance, th
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,10 @@ from fulcrum.config.snapshot import ConfigSnapshot
 from fulcrum.render import render_frr
 
 RELOAD_TIMEOUT = 120.0  # frr-reload.py reads the running config and applies the difference
+# How long an apply with BGP waits for FRR's daemons to answer; with frr-reload.py after it, this
+# stays inside the API's own wait for an apply (fulcrum.apply.client.DEFAULT_TIMEOUT, 120 s).
+START_TIMEOUT = 75.0
+NEEDED_DAEMONS = ("zebra", "bgpd", "bfdd")
 QUERY_TIMEOUT = 30.0
 
 
@@ -52,9 +57,14 @@ class FrrDaemon:
     name = "frr"
 
     def __init__(
-        self, paths: FrrPaths, announcing: Callable[[], Fitness], prefix: Sequence[str] = ()
+        self,
+        paths: FrrPaths,
+        announcing: Callable[[], Fitness],
+        prefix: Sequence[str] = (),
+        start_timeout: float = START_TIMEOUT,
     ) -> None:
         self.paths = paths
+        self.start_timeout = start_timeout
         self.announcing = announcing
         self.prefix = tuple(prefix)
         self.files = OwnedFiles(paths.config)
@@ -97,6 +107,13 @@ class FrrDaemon:
             # emulation), and every apply passes here: verify still reads bgpd back.
             self.announced = self._announce
             return f"{sloppy}; FRR already runs this {self.paths.config.name}: not reloaded"
+        if not self._answering():
+            if snapshot.bgp is None or not snapshot.bgp.enabled:
+                # Nothing for FRR to run, and when it starts it reads this very file itself.
+                self._loaded = None
+                self.announced = self._announce
+                return f"{sloppy}; FRR is not running: it reads {self.paths.config} when it starts"
+            self._wait_until_answering()
         self.announced = None  # unknown while the daemons take the file in
         self._loaded = None
         reloaded = self._reload(self.paths.config)
@@ -164,6 +181,29 @@ class FrrDaemon:
                 finally:
                     empty.unlink()
         return done
+
+    def _answering(self) -> bool:
+        """Whether zebra, bgpd and bfdd answer vtysh, and bgpd and bfdd have joined zebra (FRR may
+        still be starting, or not run): bgpd asks bfdd for its sessions through zebra, and a
+        neighbor configured before bfdd had joined got no BFD session in the lab (tests/lab/frr.py)."""
+        run = run_tool(["vtysh", "-c", "show daemons"], self.prefix, QUERY_TIMEOUT)
+        if run.returncode != 0 or not set(run.output.split()) >= set(NEEDED_DAEMONS):
+            return False
+        run = run_tool(["vtysh", "-c", "show zebra client summary"], self.prefix, QUERY_TIMEOUT)
+        clients = {line.split()[0] for line in run.output.splitlines() if line.strip()}
+        return run.returncode == 0 and clients >= {"bgp", "bfd"}
+
+    def _wait_until_answering(self) -> None:
+        """FRR starting beside applyd at boot (frr.service took 22-67 s under emulation) is waited
+        for here, by the apply that needs it, rather than by every boot before the API."""
+        deadline = time.monotonic() + self.start_timeout
+        while not self._answering():
+            if time.monotonic() >= deadline:
+                raise ToolError(
+                    f"FRR's {', '.join(NEEDED_DAEMONS)} did not answer vtysh within "
+                    f"{self.start_timeout:g} s: is frr.service running?"
+                )
+            time.sleep(1)
 
     def _reload(self, config: Path) -> str:
         argv = ["python3", str(self.paths.reload_program), "--reload", "--stdout", str(config)]
