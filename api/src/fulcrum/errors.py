@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -160,7 +161,8 @@ def install_error_handler(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse(status_code=422, content={"detail": public_errors(exc.errors())})
+        errors = [at_the_field(error) for error in exc.errors()]
+        return JSONResponse(status_code=422, content={"detail": public_errors(errors)})
 
     # The client hung up while its body was being read (an HA peer powered off mid-push, say): the
     # request fails like any bad request, nothing of it is kept, and no traceback is logged as if
@@ -168,6 +170,35 @@ def install_error_handler(app: FastAPI) -> None:
     @app.exception_handler(ClientDisconnect)
     async def _gone(_: Request, __: ClientDisconnect) -> JSONResponse:
         return JSONResponse(status_code=400, content={"detail": "the client left before its body arrived"})
+
+
+# Cross-field rules (fulcrum.config) start their message with the path of the field they concern:
+# "backends[2].port: ...", "router_id: ...".
+FIELD_PATH = re.compile(
+    r"^(?:Value error, )?((?:[a-z_][a-z0-9_]*(?:\[\d+\])*)(?:\.[a-z_][a-z0-9_]*(?:\[\d+\])*)*): (.*)$", re.S
+)
+_STEP = re.compile(r"([a-z_][a-z0-9_]*)|\[(\d+)\]")
+
+
+def split_path(path: str) -> list[str | int]:
+    """ "backends[2].health_check.on_failure" as ["backends", 2, "health_check", "on_failure"]."""
+    return [name if name else int(index) for name, index in _STEP.findall(path)]
+
+
+def at_the_field(error: dict[str, Any]) -> dict[str, Any]:
+    """A model's cross-field rule broken in a request body is reported by pydantic at the model
+    (`["body"]`, `["body", "neighbors", 0, "timers"]`); its message names the field. Locate it there,
+    as fulcrum.config.errors does for what the services validate. Only when the model's input has
+    that field: a field's own rule whose message happens to start with a word and a colon (a host
+    name, say) stays where it is."""
+    match = FIELD_PATH.match(str(error.get("msg", "")))
+    given = error.get("input")
+    if error.get("type") != "value_error" or match is None or not isinstance(given, dict):
+        return error
+    steps = split_path(match.group(1))
+    if steps[0] not in given:
+        return error
+    return {**error, "loc": [*error.get("loc", ()), *steps], "msg": match.group(2)}
 
 
 def public_errors(errors: Sequence[Any]) -> list[dict[str, Any]]:

@@ -12,8 +12,7 @@ from sqlalchemy.orm import Session
 from fulcrum.config import snapshot as spec
 from fulcrum.config.bgp import BgpConfig
 from fulcrum.config.cluster import check_problem, service_problem
-from fulcrum.config.errors import split_path
-from fulcrum.errors import ConfigInvalid, Conflict, NotFound
+from fulcrum.errors import ConfigInvalid, Conflict, NotFound, split_path
 from fulcrum.models import Backend, Service
 from fulcrum.services import audit
 from fulcrum.services.candidate import (
