@@ -4,7 +4,7 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import '../api/http'; // the client as the app configures it: a refusal is thrown as an ApiError
-import type { BgpRead, BgpView, Me, Role } from '../client/types.gen';
+import type { BgpRead, BgpView, HaStatus, Me, Role } from '../client/types.gen';
 import { fakeApi, type FakeAnswers, type SentBody } from '../test/fakeApi';
 import BgpPage, { upFor } from './BgpPage';
 
@@ -50,6 +50,18 @@ function showPage(status: { status: number; body: unknown }, settings: BgpRead |
 }
 
 const ADMIN = { 'GET /api/v1/auth/me': { status: 200, body: me('admin') } };
+const OPERATOR = { 'GET /api/v1/auth/me': { status: 200, body: me('operator') } };
+
+/** A node of a BGP cluster: no VRRP peer. */
+const haStatus = (maintenance: boolean): HaStatus => ({
+  node: { name: 'lb3', role: maintenance ? 'maintenance' : 'standalone', groups: [], maintenance, writer: true, priority: 100, certificate: null, software_version: '0.1.0', config_schema: 1 },
+  peer: null,
+  sync: { state: 'unpaired', local_revision: 4, local_hash: 'a', peer_revision: null, peer_hash: null, since: null, message: '' },
+  conn_sync: { enabled: false, interface: null, local_daemon: 'off', local_connections: 0, peer_connections: null },
+  split_brain: { active: false, since: null, groups: [], holding: false },
+  active: { name: 'lb3', local: true, url: null, split_brain: false },
+  transitions: [],
+});
 
 describe('BgpPage', () => {
   it('shows what this node announces, each session with its BFD, and the settings', async () => {
@@ -129,7 +141,7 @@ describe('BgpPage', () => {
 
   it('shows the API’s refusal at the field it names, and keeps what was typed', async () => {
     const refusal = {
-      detail: [{ loc: ['body', 'neighbors', 0, 'timers'], msg: 'keepalive: 9 s must be shorter than the hold time 9 s (usually a third of it), or the session drops between two keepalives', type: 'value_error' }],
+      detail: [{ loc: ['body', 'neighbors', 0, 'timers', 'keepalive'], msg: '9 s must be shorter than the hold time 9 s (usually a third of it), or the session drops between two keepalives', type: 'value_error' }],
     };
     showPage({ status: 200, body: LIVE }, SETTINGS, { ...ADMIN, 'PUT /api/v1/bgp': { status: 422, body: refusal } });
     await userEvent.click(await screen.findByRole('button', { name: 'Edit BGP' }));
@@ -154,6 +166,42 @@ describe('BgpPage', () => {
     await waitFor(() => expect(requests).toContain('DELETE /api/v1/bgp'));
     expect(await screen.findByText(/No BGP settings on this node/)).toBeInTheDocument();
     expect(screen.getByText('Saved as a pending change')).toBeInTheDocument();
+  });
+
+  it('drains this node for an operator: asks, then puts it into maintenance, which withdraws its VIPs', async () => {
+    const sent: SentBody[] = [];
+    showPage({ status: 200, body: LIVE }, SETTINGS, {
+      ...OPERATOR,
+      'GET /api/v1/ha/status': { status: 200, body: haStatus(false) },
+      'POST /api/v1/ha/maintenance': { status: 200, body: { maintenance: true, file: '/data/state/maintenance' } },
+    }, sent);
+    await userEvent.click(await within(await screen.findByTestId('bgp-node')).findByRole('button', { name: 'Drain this node' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Drain lb3?' });
+    expect(dialog).toHaveTextContent('withdraws every VIP from the routers');
+    expect(dialog).toHaveTextContent('pick the same backends (mh)');
+    expect(sent).toEqual([]);
+    await userEvent.click(within(dialog).getByRole('button', { name: 'Drain' }));
+    await waitFor(() => expect(sent).toEqual([{ call: 'POST /api/v1/ha/maintenance', body: { enabled: true } }]));
+  });
+
+  it('returns a drained node to service', async () => {
+    const sent: SentBody[] = [];
+    showPage({ status: 200, body: { ...LIVE, announcing: false, fitness: 'the node is in maintenance', originated: [] } }, SETTINGS, {
+      ...OPERATOR,
+      'GET /api/v1/ha/status': { status: 200, body: haStatus(true) },
+      'POST /api/v1/ha/maintenance': { status: 200, body: { maintenance: false, file: '/data/state/maintenance' } },
+    }, sent);
+    await userEvent.click(await screen.findByRole('button', { name: 'Return to service' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Return lb3 to service?' });
+    await userEvent.click(within(dialog).getByRole('button', { name: 'Return to service' }));
+    await waitFor(() => expect(sent).toEqual([{ call: 'POST /api/v1/ha/maintenance', body: { enabled: false } }]));
+  });
+
+  it('offers no drain to a viewer', async () => {
+    const requests = showPage({ status: 200, body: LIVE }, SETTINGS, { 'GET /api/v1/ha/status': { status: 200, body: haStatus(false) } });
+    expect(await screen.findByTestId('bgp-node')).toBeInTheDocument();
+    await waitFor(() => expect(requests).toContain('GET /api/v1/auth/me'));
+    expect(screen.queryByRole('button', { name: 'Drain this node' })).toBeNull();
   });
 
   it.each([

@@ -6,6 +6,7 @@ import { bgpSettingsQuery, bgpStatusQuery, removeBgpMutation } from '../api/quer
 import { useCan } from '../auth/useCurrentUser';
 import type { BgpNeighborView, BgpRead, BgpView } from '../client/types.gen';
 import { BgpEditor } from '../components/bgp/BgpEditor';
+import { DrainControl } from '../components/bgp/DrainControl';
 import { ConfirmButton } from '../components/ConfirmButton';
 import { DataTable } from '../components/DataTable';
 import { FieldTable, type FieldRow } from '../components/FieldTable';
@@ -63,9 +64,12 @@ function LiveBgp({ view }: { view: BgpView }) {
     <>
       <Card withBorder data-testid="bgp-node">
         <Stack gap="xs">
-          <Group gap="xs">
-            <Text fw={500}>This node</Text>
-            <AnnouncingBadge view={view} />
+          <Group justify="space-between">
+            <Group gap="xs">
+              <Text fw={500}>This node</Text>
+              <AnnouncingBadge view={view} />
+            </Group>
+            <DrainControl />
           </Group>
           {view.fitness && (
             <Text size="sm" c={view.announcing === false ? 'orange' : 'dimmed'} data-testid="bgp-fitness">

@@ -5,6 +5,7 @@ import { invalidatePending } from './candidate';
 
 // The root 'bgp' is a candidate view: a rollback refetches it (see revisions.ts).
 const bgpKey = ['bgp'] as const;
+export const bgpStatusKey = ['bgp-status'] as const;
 
 /** This node's BGP settings (null: none): node-local, never replicated. */
 export const bgpSettingsQuery = () =>
@@ -13,7 +14,7 @@ export const bgpSettingsQuery = () =>
 /** FRR as it runs now (sessions, BFD, what is announced and why): live, like the HA state. */
 export const bgpStatusQuery = () =>
   queryOptions({
-    queryKey: ['bgp-status'] as const,
+    queryKey: bgpStatusKey,
     queryFn: async ({ signal }) => (await bgpGetBgpStatus({ signal })).data,
     refetchInterval: 3_000,
   });
