@@ -11,7 +11,7 @@ import BgpPage, { upFor } from './BgpPage';
 const SETTINGS: BgpRead = {
   asn: 65001,
   router_id: '192.0.2.5',
-  neighbors: [{ address: '10.0.1.254', remote_asn: 65000, has_password: false, bfd: true, description: null, timers: null }],
+  neighbors: [{ address: '10.0.1.254', remote_asn: 65000, has_password: false, bfd: true, description: 'core router A', timers: null }],
   announce: null,
   communities: ['65001:42'],
   large_communities: [],
@@ -69,12 +69,13 @@ describe('BgpPage', () => {
     const node = await screen.findByTestId('bgp-node');
     expect(within(node).getByText('announcing')).toBeInTheDocument();
     expect(screen.getByTestId('bgp-originated')).toHaveTextContent('Originates 192.0.2.10/32');
+    expect(await screen.findByText('every enabled service’s VIP')).toBeInTheDocument(); // the settings, loaded
     const rows = within(screen.getByRole('table', { name: 'BGP sessions' })).getAllByRole('row').slice(1);
+    // A session shows its neighbor's description from the settings under the address.
     expect(rows.map((row) => Array.from(row.querySelectorAll('td'), (cell) => cell.textContent))).toEqual([
-      ['10.0.1.254', '65000', 'Established', '2 h 3 min', '1', 'up', '—'],
+      ['10.0.1.254core router A', '65000', 'Established', '2 h 3 min', '1', 'up', '—'],
       ['10.0.2.254', '65000', 'Active', '—', '0', 'down', 'BFD down received'],
     ]);
-    expect(await screen.findByText('every enabled service’s VIP')).toBeInTheDocument();
     expect(screen.getByText('10.0.1.254 (AS 65000)')).toBeInTheDocument();
   });
 

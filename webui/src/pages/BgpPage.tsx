@@ -41,7 +41,7 @@ export default function BgpPage() {
           FRR is not one of this node's daemons (FULCRUM_FRR_CONFIG is not set), so nothing is announced from here.
         </Alert>
       ) : (
-        <LiveBgp view={status.data} />
+        <LiveBgp view={status.data} descriptions={descriptionsOf(settings.data)} />
       )}
       {settings.error ? (
         <Alert color="red">{errorMessage(settings.error)}</Alert>
@@ -58,7 +58,12 @@ function AnnouncingBadge({ view }: { view: BgpView }) {
   return <Badge color="gray">nothing to announce</Badge>;
 }
 
-function LiveBgp({ view }: { view: BgpView }) {
+/** Each neighbor's description from the settings, by address: bgpd's view has none. */
+function descriptionsOf(bgp: BgpRead | null | undefined): Map<string, string> {
+  return new Map((bgp?.neighbors ?? []).flatMap((n) => (n.description ? [[n.address, n.description]] : [])));
+}
+
+function LiveBgp({ view, descriptions }: { view: BgpView; descriptions: Map<string, string> }) {
   const originated = view.originated ?? [];
   return (
     <>
@@ -96,7 +101,16 @@ function LiveBgp({ view }: { view: BgpView }) {
         empty="No neighbors."
         cells={(n) => (
           <>
-            <Table.Td className="mono">{n.address}</Table.Td>
+            <Table.Td>
+              <Text size="sm" className="mono">
+                {n.address}
+              </Text>
+              {descriptions.has(n.address) && (
+                <Text size="xs" c="dimmed">
+                  {descriptions.get(n.address)}
+                </Text>
+              )}
+            </Table.Td>
             <Table.Td>{n.remote_asn ?? '—'}</Table.Td>
             <Table.Td>
               <Badge color={n.state === 'Established' ? 'green' : 'red'}>{n.state}</Badge>
