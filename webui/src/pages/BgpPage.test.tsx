@@ -198,11 +198,22 @@ describe('BgpPage', () => {
     await waitFor(() => expect(sent).toEqual([{ call: 'POST /api/v1/ha/maintenance', body: { enabled: false } }]));
   });
 
-  it('offers no drain to a viewer', async () => {
+  it('offers no drain to a viewer, nor where this node has no BGP to withdraw', async () => {
     const requests = showPage({ status: 200, body: LIVE }, SETTINGS, { 'GET /api/v1/ha/status': { status: 200, body: haStatus(false) } });
-    expect(await screen.findByTestId('bgp-node')).toBeInTheDocument();
+    expect(await screen.findByText('every enabled service’s VIP')).toBeInTheDocument();
     await waitFor(() => expect(requests).toContain('GET /api/v1/auth/me'));
     expect(screen.queryByRole('button', { name: 'Drain this node' })).toBeNull();
+  });
+
+  it.each([
+    ['no BGP settings', null],
+    ['announcing turned off', { ...SETTINGS, enabled: false }],
+  ])('offers no drain with %s', async (_, settings) => {
+    const requests = showPage({ status: 200, body: LIVE }, settings, { ...OPERATOR, 'GET /api/v1/ha/status': { status: 200, body: haStatus(false) } });
+    expect(await screen.findByRole('heading', { name: 'Settings' })).toBeInTheDocument();
+    await waitFor(() => expect(requests).toContain('GET /api/v1/auth/me'));
+    expect(screen.queryByRole('button', { name: 'Drain this node' })).toBeNull();
+    expect(requests).not.toContain('GET /api/v1/ha/status'); // the control is not there to ask
   });
 
   it.each([

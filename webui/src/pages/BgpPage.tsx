@@ -41,7 +41,7 @@ export default function BgpPage() {
           FRR is not one of this node's daemons (FULCRUM_FRR_CONFIG is not set), so nothing is announced from here.
         </Alert>
       ) : (
-        <LiveBgp view={status.data} descriptions={descriptionsOf(settings.data)} />
+        <LiveBgp view={status.data} bgp={settings.data} />
       )}
       {settings.error ? (
         <Alert color="red">{errorMessage(settings.error)}</Alert>
@@ -63,8 +63,9 @@ function descriptionsOf(bgp: BgpRead | null | undefined): Map<string, string> {
   return new Map((bgp?.neighbors ?? []).flatMap((n) => (n.description ? [[n.address, n.description]] : [])));
 }
 
-function LiveBgp({ view, descriptions }: { view: BgpView; descriptions: Map<string, string> }) {
+function LiveBgp({ view, bgp }: { view: BgpView; bgp: BgpRead | null | undefined }) {
   const originated = view.originated ?? [];
+  const descriptions = descriptionsOf(bgp);
   return (
     <>
       <Card withBorder data-testid="bgp-node">
@@ -74,7 +75,7 @@ function LiveBgp({ view, descriptions }: { view: BgpView; descriptions: Map<stri
               <Text fw={500}>This node</Text>
               <AnnouncingBadge view={view} />
             </Group>
-            <DrainControl />
+            {bgp && bgp.enabled !== false && <DrainControl />}
           </Group>
           {view.fitness && (
             <Text size="sm" c={view.announcing === false ? 'orange' : 'dimmed'} data-testid="bgp-fitness">
