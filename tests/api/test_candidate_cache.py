@@ -60,7 +60,7 @@ def test_every_stored_change_shows_in_the_next_candidate_as_in_one_built_from_no
         assert kept == candidate_snapshot(session), f"after edit {step}"
 
 
-def test_a_backend_stored_unchanged_is_the_same_model_and_a_changed_one_a_new_one(session: Session) -> None:
+def test_a_backend_stored_unchanged_is_the_same_model_and_only_what_is_stored_is_kept(session: Session) -> None:
     actor = audit.SYSTEM
     spec = {"name": "c", "address": "192.0.2.12", "ports": [80], "health_check": {"type": "none"},
             "backends": [{"address": "198.51.100.1"}, {"address": "198.51.100.2"}]}
@@ -74,3 +74,4 @@ def test_a_backend_stored_unchanged_is_the_same_model_and_a_changed_one_a_new_on
     after = candidate_snapshot(session).services[0].backends
     assert after[1] is before[1]  # the cache's: not validated again
     assert after[0] is not before[0] and after[0].weight == 5 and before[0].weight == 1
+    assert len(candidate._validated_backends) == 2  # what the last build read: the weight 1 model is gone

@@ -55,21 +55,14 @@ def backend_spec(row: Backend | Row[Any]) -> spec.Backend:
 # Every commit builds the candidate from every backend, and between two commits almost all of them
 # are unchanged: their validated models are kept, keyed by what is stored (the settings' JSON text
 # and the columns), so no write path has to invalidate anything, and a stored change is a new key.
-# The models are frozen, so one instance may serve every candidate. Bounded: emptied when full.
-BACKEND_CACHE_LIMIT = 20_000
+# The models are frozen, so one instance may serve every candidate. Each build keeps exactly the
+# backends it read (about 1.5 KB each natively), so nothing stale accumulates.
 _validated_backends: dict[tuple[Any, ...], spec.Backend] = {}
 
 
-def _stored_backend(settings_text: str, columns: tuple[Any, ...]) -> spec.Backend:
-    key = (settings_text, *columns)
-    found = _validated_backends.get(key)
-    if found is None:
-        stored = dict(zip(BACKEND_COLUMNS, columns, strict=True))
-        found = spec.Backend.model_validate({**json.loads(settings_text), **stored})
-        if len(_validated_backends) >= BACKEND_CACHE_LIMIT:
-            _validated_backends.clear()
-        _validated_backends[key] = found
-    return found
+def _validated_backend(settings_text: str, columns: tuple[Any, ...]) -> spec.Backend:
+    stored = dict(zip(BACKEND_COLUMNS, columns, strict=True))
+    return spec.Backend.model_validate({**json.loads(settings_text), **stored})
 
 
 def vip_group_spec(row: VipGroup) -> spec.VipGroup:
@@ -207,14 +200,23 @@ def _service_specs(session: Session) -> list[spec.Service]:
     """Every service with its backends, validated, in `list_services`' order, read as plain rows
     rather than ORM objects, each backend's model from the cache when it is stored unchanged. The
     caller has flushed, so the rows are the session's state."""
+    global _validated_backends
     backends: dict[int, list[spec.Backend]] = {}
     backend_columns = [getattr(Backend, c) for c in BACKEND_COLUMNS]
     settings_text = type_coerce(Backend.settings, String)  # as stored: the cache's key, decoded on a miss
     rows = select(Backend.service_id, settings_text, *backend_columns).order_by(
         Backend.service_id, Backend.id
     )
+    previous = _validated_backends
+    kept: dict[tuple[Any, ...], spec.Backend] = {}
     for service_id, text, *columns in session.execute(rows):
-        backends.setdefault(service_id, []).append(_stored_backend(text, tuple(columns)))
+        key = (text, *columns)
+        model = kept.get(key, previous.get(key))
+        if model is None:
+            model = _validated_backend(text, tuple(columns))
+        kept[key] = model
+        backends.setdefault(service_id, []).append(model)
+    _validated_backends = kept
     service_columns = [getattr(Service, c) for c in SERVICE_COLUMNS]
     services = select(Service.id, Service.settings, *service_columns).order_by(Service.name)
     return [service_spec(row, backends.get(row.id, [])) for row in session.execute(services)]
