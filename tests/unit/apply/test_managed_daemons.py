@@ -11,6 +11,7 @@ import json
 import shlex
 import shutil
 import sys
+import threading
 from pathlib import Path
 
 from fulcrum.apply.daemons import Checked, ManagedDaemon, standard_daemons
@@ -208,6 +209,40 @@ def test_a_rejected_config_of_a_registered_daemon_changes_nothing(tmp_path: Path
     assert result.message.startswith("validate failed for greeter: sh -n rejected greet.sh: ")
     assert not greeter.script.exists() and failed_path(greeter.script).read_text() == "if then fi\n"
     assert [step.step for step in result.steps] == [ApplyStep.RENDER, ApplyStep.VALIDATE]
+
+
+class MeetingGreeterDaemon(GreeterDaemon):
+    """Validates only once every other such daemon is validating too (a barrier with a deadline)."""
+
+    def __init__(self, name: str, root: Path, meeting: threading.Barrier, rendered: str = "") -> None:
+        super().__init__(root / "etc" / f"{name}.sh", root / "run" / name)
+        self.name = name
+        self.meeting = meeting
+        self.rendered = rendered
+
+    def render(self, snapshot: ConfigSnapshot) -> str:
+        return self.files.stage({self.script: self.rendered}) if self.rendered else super().render(snapshot)
+
+    def validate(self) -> Checked:
+        self.meeting.wait()  # BrokenBarrierError after its timeout when validators run one at a time
+        return super().validate()
+
+
+def test_the_validators_run_side_by_side_and_report_in_order(tmp_path: Path) -> None:
+    meeting = threading.Barrier(3, timeout=10)
+    daemons = [
+        MeetingGreeterDaemon(f"greeter{i}", tmp_path, meeting, text)
+        for i, text in enumerate(["", "if then fi\n", "fi\n"])
+    ]
+    result = _engine(tmp_path, list[ManagedDaemon](daemons)).apply(make_snapshot(), 4)
+
+    # All three met at the barrier (one at a time, the first would have waited alone and failed);
+    # the second and third refused, both reported in the daemons' order, and nothing was installed.
+    validations = [(step.daemon, step.ok) for step in result.steps if step.step == ApplyStep.VALIDATE]
+    assert validations == [("greeter0", True), ("greeter1", False), ("greeter2", False)]
+    assert (result.failed_step, result.failed_daemon) == (ApplyStep.VALIDATE, "greeter1")
+    assert result.message.startswith("validate failed for greeter1 and greeter2: sh -n rejected greeter1.sh")
+    assert not any(daemon.script.exists() for daemon in daemons)
 
 
 def test_a_registered_daemon_is_validated_beside_the_appliance_daemons(paths: Paths, netns: Netns) -> None:

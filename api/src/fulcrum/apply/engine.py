@@ -7,7 +7,8 @@ IPVS sync daemons) and reports every step the same way, naming the daemon.
 Order of an apply, and why it is crash-consistent
 --------------------------------------------------
 1. render: every daemon writes its files as FILE.new (fsynced);
-2. validate: every daemon checks its .new files with its real tool (`nft -c`, `keepalived -t`);
+2. validate: every daemon checks its .new files with its real tool (`nft -c`, `keepalived -t`), all
+   of them side by side;
 3. dataplane: every daemon says whether it can run here (keepalived needs IPVS); if one cannot,
    stop here: VALIDATED, nothing live touched;
 4. record `pending` = this revision in the state file;
@@ -43,6 +44,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from functools import partial
@@ -155,8 +157,34 @@ class _Steps:
         return detail
 
     def note(self, step: ApplyStep, daemon: str | None, ok: bool, detail: str, started: float) -> None:
-        seconds = round(time.monotonic() - started, 3)
-        self.reports.append(StepReport(step=step, daemon=daemon, ok=ok, seconds=seconds, detail=detail))
+        self._report(step, daemon, ok, detail, time.monotonic() - started)
+
+    def run_side_by_side(
+        self, step: ApplyStep, actions: Sequence[tuple[str, Callable[[], str]]]
+    ) -> list[_StepFailed]:
+        """Run one action per daemon, all at once (each waits on a tool of its own), and report them
+        in the order given, as `run` would have one after the other. Returns the failures, in order."""
+
+        def timed(action: Callable[[], str]) -> tuple[bool, str, float]:
+            started = time.monotonic()
+            try:
+                detail = action()
+            except Exception as error:  # noqa: BLE001  (as in `run`: any failure becomes a report)
+                return False, _describe(error), time.monotonic() - started
+            return True, detail, time.monotonic() - started
+
+        with ThreadPoolExecutor(max_workers=max(1, len(actions)), thread_name_prefix=step.value) as pool:
+            outcomes = list(pool.map(timed, [action for _, action in actions]))
+        failures = []
+        for (daemon, _), (ok, detail, seconds) in zip(actions, outcomes, strict=True):
+            self._report(step, daemon, ok, detail, seconds)
+            if not ok:
+                failures.append(_StepFailed(step, daemon, detail))
+        return failures
+
+    def _report(self, step: ApplyStep, daemon: str | None, ok: bool, detail: str, seconds: float) -> None:
+        report = StepReport(step=step, daemon=daemon, ok=ok, seconds=round(seconds, 3), detail=detail)
+        self.reports.append(report)
 
 
 def _describe(error: Exception) -> str:
@@ -332,15 +360,16 @@ class ApplyEngine:
         except _StepFailed:
             self._discard_staged()
             raise
-        warnings: list[str] = []
-        failures: list[_StepFailed] = []
-        # Every validator runs, so an operator sees every error at once.
+        # Every validator runs, so an operator sees every error at once; side by side, as each checks
+        # its own staged files with its own tool (keepalived -t, nft -c, FRR's checker).
+        found: dict[str, list[str]] = {daemon.name: [] for daemon in self.daemons}
+        checks = [(d.name, partial(_collect, d.validate, found[d.name])) for d in self.daemons]
+        failures = steps.run_side_by_side(ApplyStep.VALIDATE, checks)
+        refused = {failure.daemon for failure in failures}
         for daemon in self.daemons:
-            try:
-                steps.run(ApplyStep.VALIDATE, daemon.name, partial(_collect, daemon.validate, warnings))
-            except _StepFailed as failure:
-                failures.append(failure)
+            if daemon.name in refused:
                 daemon.reject()
+        warnings = [warning for daemon in self.daemons for warning in found[daemon.name]]
         if failures:
             self._discard_staged()
             first = failures[0]
