@@ -10,7 +10,8 @@ Order of the calls in one apply (each phase runs for every daemon before the nex
 
 1. `render` stages the daemon's files as FILE.new; nothing live changes;
 2. `validate` checks the staged files with the daemon's own tool (all daemons run, so an operator
-   sees every error at once); a daemon that fails is asked to `reject` (FILE.new kept as
+   sees every error at once, each in a thread of its own beside the others': a validator touches
+   only its own staged files); a daemon that fails is asked to `reject` (FILE.new kept as
    FILE.failed), the others to `discard`;
 3. `precondition` says whether the daemon can run on this machine at all (keepalived: IPVS); if one
    cannot, the apply stops as VALIDATED and every daemon is asked to `discard`;
