@@ -48,7 +48,13 @@ def test_each_node_pins_the_others_certificate_refuses_another_and_takes_a_signe
         )
         assert refused["peer"]["reachable"] is False and refused["sync"]["state"] == "unreachable"
         assert f"presented a certificate with SHA-256 {other}, not the pinned {beta_cert}" in refused["sync"]["message"]
-        alarms = alpha.get("/events?kind=ha.peer_untrusted")
+        # The watcher records the alarm just after it sets the status (the event is a database
+        # write, made outside the runtime's lock): a read between the two sees no alarm yet.
+        alarms = wait_until(
+            lambda: (found := alpha.get("/events?kind=ha.peer_untrusted"))["count"] and found,
+            WAIT_DEADLINE,
+            what="alpha's ha.peer_untrusted alarm",
+        )
         assert alarms["count"] == 1 and alarms["data"][0]["severity"] == "critical", alarms
         assert other in alarms["data"][0]["message"]
         assert alpha.sql("SELECT peer_certificate FROM ha_pairing") == [(beta_cert,)]  # the pin did not move
