@@ -23,7 +23,7 @@ const LIVE: BgpView = {
   fitness: 'keepalived runs and the node is not in maintenance',
   originated: ['192.0.2.10/32'],
   neighbors: [
-    { address: '10.0.1.254', remote_asn: 65000, state: 'Established', up_seconds: 7384, prefixes_sent: 1, last_reset: null, bfd: 'up' },
+    { address: '10.0.1.254', remote_asn: 65000, state: 'Established', up_seconds: 7384, prefixes_sent: 1, last_reset: 'BGP Notification send', bfd: 'up' },
     { address: '10.0.2.254', remote_asn: 65000, state: 'Active', up_seconds: null, prefixes_sent: 0, last_reset: 'BFD down received', bfd: 'down' },
   ],
   error: null,
@@ -73,7 +73,7 @@ describe('BgpPage', () => {
     const rows = within(screen.getByRole('table', { name: 'BGP sessions' })).getAllByRole('row').slice(1);
     // A session shows its neighbor's description from the settings under the address.
     expect(rows.map((row) => Array.from(row.querySelectorAll('td'), (cell) => cell.textContent))).toEqual([
-      ['10.0.1.254core router A', '65000', 'Established', '2 h 3 min', '1', 'up', '—'],
+      ['10.0.1.254core router A', '65000', 'Established', '2 h 3 min', '1', 'up', 'before this session: BGP Notification send'],
       ['10.0.2.254', '65000', 'Active', '—', '0', 'down', 'BFD down received'],
     ]);
     expect(screen.getByText('10.0.1.254 (AS 65000)')).toBeInTheDocument();

@@ -119,7 +119,18 @@ function LiveBgp({ view, bgp }: { view: BgpView; bgp: BgpRead | null | undefined
             <Table.Td>{n.up_seconds == null ? '—' : upFor(n.up_seconds)}</Table.Td>
             <Table.Td>{n.prefixes_sent}</Table.Td>
             <Table.Td>{n.bfd ?? 'off'}</Table.Td>
-            <Table.Td>{n.last_reset ?? '—'}</Table.Td>
+            <Table.Td>
+              {n.last_reset == null ? (
+                '—'
+              ) : n.state === 'Established' ? (
+                // bgpd's reason for the reset before this session: history, not a fault now.
+                <Text size="sm" c="dimmed">
+                  before this session: {n.last_reset}
+                </Text>
+              ) : (
+                n.last_reset
+              )}
+            </Table.Td>
           </>
         )}
       />
