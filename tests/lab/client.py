@@ -123,18 +123,21 @@ def udp_request(ns, address: str, port: int, payload: bytes = b"ping", *, source
         return data.decode()
 
 
-def still_answer(socks: list[socket.socket], payload: bytes = b"ping", *, timeout: float = 10) -> list[bool]:
+ANSWERED = "answered"
+
+
+def answers(socks: list[socket.socket], payload: bytes = b"ping", *, timeout: float = 10) -> list[str]:
     """Send `payload` on every held connection at once, then wait (until `timeout` in all) for each
-    echo: which connections still reach a backend that knows them. One reset by a backend that
-    never saw it, one that gets no answer, or one closed, is False."""
-    alive = [True] * len(socks)
+    echo: for each connection, ANSWERED, or why not: "reset" (by a host that never saw it),
+    "closed", "no answer" (in time) or "send failed"."""
+    outcome = [ANSWERED] * len(socks)
     waiting: dict[int, bytes] = {}
     selector = selectors.DefaultSelector()
     for index, sock in enumerate(socks):
         try:
             sock.sendall(payload)
         except OSError:
-            alive[index] = False
+            outcome[index] = "send failed"
             continue
         sock.setblocking(False)
         selector.register(sock, selectors.EVENT_READ, index)
@@ -145,19 +148,27 @@ def still_answer(socks: list[socket.socket], payload: bytes = b"ping", *, timeou
             index = key.data
             try:
                 chunk = socks[index].recv(65536)
-            except OSError:  # reset
-                chunk = b""
+            except ConnectionResetError:
+                outcome[index], chunk = "reset", b""
+            except OSError as error:
+                outcome[index], chunk = f"failed: {error.strerror}", b""
             if not chunk:
-                alive[index] = False
+                if outcome[index] == ANSWERED:
+                    outcome[index] = "closed"
             else:
                 waiting[index] += chunk
                 if len(waiting[index]) < len(payload):
                     continue
             selector.unregister(socks[index])
             del waiting[index]
-    for index in waiting:  # no answer in time
-        alive[index] = False
+    for index in waiting:
+        outcome[index] = "no answer"
     selector.close()
     for sock in socks:
         sock.setblocking(True)
-    return alive
+    return outcome
+
+
+def still_answer(socks: list[socket.socket], payload: bytes = b"ping", *, timeout: float = 10) -> list[bool]:
+    """Which held connections still reach a backend that knows them (`answers`, as yes or no)."""
+    return [outcome == ANSWERED for outcome in answers(socks, payload, timeout=timeout)]

@@ -15,7 +15,8 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,7 +120,16 @@ def link(a: FrrHost, a_name: str, a_address: str, b: FrrHost, b_name: str, b_add
 
 
 @contextmanager
-def frr_hosts(directory: Path, *names: str) -> Iterator[dict[str, FrrHost]]:
-    """Several hosts, every one stopped at the end even if a later one fails to start."""
+def frr_hosts(directory: Path, *names: str, netns: Mapping[str, str] | None = None) -> Iterator[dict[str, FrrHost]]:
+    """Several hosts (`netns`: a lab host's namespace for some of them), started side by side:
+    each waits seconds for its daemons to answer, most of it idle. Every one that started is
+    stopped at the end, even if another failed to start (the pool waits for every start before
+    the stack unwinds)."""
     with ExitStack() as stack:
-        yield {name: stack.enter_context(frr_host(directory, name)) for name in names}
+
+        def start(name: str) -> FrrHost:
+            return stack.enter_context(frr_host(directory, name, netns=(netns or {}).get(name)))
+
+        with ThreadPoolExecutor(len(names)) as pool:
+            started = list(pool.map(start, names))
+        yield dict(zip(names, started, strict=True))

@@ -96,6 +96,19 @@ def wait_for_real_servers(ns, vip: str, port: int, expected, *, proto: str = "tc
     return real_servers(ns, vip, port, proto)
 
 
+def wait_for_enabled_real_servers(ns, vip: str, port: int, expected, *, proto: str = "tcp", timeout: float = 30) -> None:
+    """Wait until the service has exactly the `expected` real servers, each at a weight above 0:
+    keepalived adds a real server under an inhibiting checker (on_failure weight_zero) at weight 0
+    and enables it only when its first check passes, a second or more later."""
+    want = sorted(e if _has_port(e) else _endpoint(e, port) for e in expected)
+
+    def enabled() -> list[str] | None:
+        reals = real_servers(ns, vip, port, proto)
+        return None if reals is None else sorted(endpoint for endpoint, real in reals.items() if real.weight > 0)
+
+    wait_until(enabled, timeout, expect=want, what=f"real servers of {proto} {_endpoint(vip, port)} enabled in {ns}")
+
+
 def read_ipvs(ns, only=None):
     """fulcrum.dataplane.ipvs_table.read_ipvs() inside `ns`: an IpvsTable with counters (of `only`
     those services, when given).
