@@ -129,7 +129,7 @@ ANSWERED = "answered"
 def answers(socks: list[socket.socket], payload: bytes = b"ping", *, timeout: float = 10) -> list[str]:
     """Send `payload` on every held connection at once, then wait (until `timeout` in all) for each
     echo: for each connection, ANSWERED, or why not: "reset" (by a host that never saw it),
-    "closed", "no answer" (in time) or "send failed"."""
+    "closed", "no answer" (in time), "send failed" or "failed: <the error>"."""
     outcome = [ANSWERED] * len(socks)
     waiting: dict[int, bytes] = {}
     selector = selectors.DefaultSelector()

@@ -150,7 +150,7 @@ class Node:
         # another backend. Reasoned from stop 41's run of make test, which lost 7 of 150 when
         # lb2's keepalived died: the test before had just put b3 back, and lb3's checker enabled it
         # seconds after that test ended (logged so in a run beside a CPU load).
-        ipvs.wait_for_enabled_real_servers(self.host, VIP, PORT, [backend_address(name) for name in backends], timeout=60)
+        ipvs.wait_for_real_servers(self.host, VIP, PORT, [backend_address(name) for name in backends], timeout=60, enabled=True)
 
     def announce(self, fit: bool = True) -> str:
         """The engine's steps for the FRR daemon: render, validate, install, load, verify."""
@@ -280,7 +280,7 @@ def cluster(workdir: Path, tolerant_bfd: bool = False) -> Iterator[Cluster]:
         made = Cluster(net, hosts["r1"], {name: Node(net.hosts[name], hosts[name]) for name in NODES})
         made.balance("mh")
         with ThreadPoolExecutor(len(made.nodes)) as pool:  # each apply takes ~20 s here, mostly frr-reload.py
-            applied = dict(zip(made.nodes, pool.map(lambda name: made.nodes[name].announce(fit=name != "lb3"), made.nodes)))
+            applied = dict(zip(made.nodes, pool.map(lambda name: made.nodes[name].announce(fit=name != "lb3"), made.nodes), strict=True))
         for name, detail in applied.items():
             assert "sloppy TCP/SCTP on" in detail, name
         made.wait_for_next_hops("lb1", "lb2")

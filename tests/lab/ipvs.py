@@ -80,33 +80,28 @@ def real_servers(ns, vip: str, port: int, proto: str = "tcp") -> dict[str, RealS
     return None
 
 
-def wait_for_real_servers(ns, vip: str, port: int, expected, *, proto: str = "tcp", timeout: float = 30) -> dict[str, RealServer]:
+def wait_for_real_servers(
+    ns, vip: str, port: int, expected, *, proto: str = "tcp", timeout: float = 30, enabled: bool = False
+) -> dict[str, RealServer]:
     """Wait until the service vip:port has exactly the `expected` real servers.
 
     expected: addresses ("10.77.1.21", taking the service's port) or endpoints ("10.77.1.21:8080").
-    Weight does not matter here: a checker that sets weight 0 keeps the server listed.
+    Weight does not matter here unless `enabled`: a checker that sets weight 0 keeps the server
+    listed. With `enabled`, each must also be above weight 0: keepalived adds a real server under
+    an inhibiting checker (on_failure weight_zero) at weight 0 and enables it only when its first
+    check passes, a second or more later.
     """
     want = sorted(e if _has_port(e) else _endpoint(e, port) for e in expected)
 
     def current() -> list[str] | None:
         reals = real_servers(ns, vip, port, proto)
-        return None if reals is None else sorted(reals)
+        if reals is None:
+            return None
+        return sorted(endpoint for endpoint, real in reals.items() if real.weight > 0 or not enabled)
 
-    wait_until(current, timeout, expect=want, what=f"real servers of {proto} {_endpoint(vip, port)} in {ns}")
+    what = f"real servers of {proto} {_endpoint(vip, port)}{' enabled' if enabled else ''} in {ns}"
+    wait_until(current, timeout, expect=want, what=what)
     return real_servers(ns, vip, port, proto)
-
-
-def wait_for_enabled_real_servers(ns, vip: str, port: int, expected, *, proto: str = "tcp", timeout: float = 30) -> None:
-    """Wait until the service has exactly the `expected` real servers, each at a weight above 0:
-    keepalived adds a real server under an inhibiting checker (on_failure weight_zero) at weight 0
-    and enables it only when its first check passes, a second or more later."""
-    want = sorted(e if _has_port(e) else _endpoint(e, port) for e in expected)
-
-    def enabled() -> list[str] | None:
-        reals = real_servers(ns, vip, port, proto)
-        return None if reals is None else sorted(endpoint for endpoint, real in reals.items() if real.weight > 0)
-
-    wait_until(enabled, timeout, expect=want, what=f"real servers of {proto} {_endpoint(vip, port)} enabled in {ns}")
 
 
 def read_ipvs(ns, only=None):
