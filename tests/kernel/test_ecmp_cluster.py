@@ -76,9 +76,21 @@ def test_a_removed_backend_takes_only_its_own_connections(cluster):
 def test_a_node_whose_keepalived_dies_withdraws_between_applies_and_its_connections_continue(cluster):
     """No apply follows keepalived's exit: the announcement watch (applyd's, here on lb2) sees the
     node unfit and withdraws its VIP with the session kept; the flows it carried re-hash to lb1 and
-    lb3, which send them to the same backends. keepalived back, the watch announces again."""
+    lb3, which send them to the same backends. Every connection sends just after keepalived's exit:
+    what reaches lb2 before the withdrawal is dropped by its announced_unbalanced chain and comes
+    again, to another node. keepalived back, the watch announces again."""
     figures = ecmp.keepalived_dies(cluster, 150)
     print(figures)
     assert figures["carried by the node"] > 0, figures
     assert figures["its session stayed up"], figures
     assert figures["survived"] >= 0.99 * figures["held"], figures
+
+
+def test_the_control_without_the_drop_loses_what_the_node_carried(cluster):
+    """The same run with lb2's announced_unbalanced chain flushed: its own stack answers each flow
+    it carried with a reset while its withdrawal travels; the flows of the other nodes go on."""
+    figures = ecmp.keepalived_dies(cluster, 150, drop_unbalanced=False)
+    print(figures)
+    lost = figures["held"] - figures["survived"]
+    assert figures["lost that the node had carried"] == lost, figures
+    assert lost >= 0.9 * figures["carried by the node"] > 0, figures

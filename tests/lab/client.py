@@ -126,18 +126,30 @@ def udp_request(ns, address: str, port: int, payload: bytes = b"ping", *, source
 ANSWERED = "answered"
 
 
-def answers(socks: list[socket.socket], payload: bytes = b"ping", *, timeout: float = 10) -> list[str]:
-    """Send `payload` on every held connection at once, then wait (until `timeout` in all) for each
-    echo: for each connection, ANSWERED, or why not: "reset" (by a host that never saw it),
-    "closed", "no answer" (in time), "send failed" or "failed: <the error>"."""
+def send_on_each(socks: list[socket.socket], payload: bytes = b"ping") -> list[str]:
+    """Send `payload` on every held connection at once, without waiting for anything: for each,
+    ANSWERED so far, or "send failed" (`answers` takes these as its `sent`)."""
     outcome = [ANSWERED] * len(socks)
-    waiting: dict[int, bytes] = {}
-    selector = selectors.DefaultSelector()
     for index, sock in enumerate(socks):
         try:
             sock.sendall(payload)
         except OSError:
             outcome[index] = "send failed"
+    return outcome
+
+
+def answers(
+    socks: list[socket.socket], payload: bytes = b"ping", *, timeout: float = 10, sent: list[str] | None = None
+) -> list[str]:
+    """Send `payload` on every held connection at once (unless `sent`: `send_on_each` did, earlier),
+    then wait (until `timeout` in all) for each echo: for each connection, ANSWERED, or why not:
+    "reset" (by a host that never saw it), "closed", "no answer" (in time), "send failed" or
+    "failed: <the error>"."""
+    outcome = list(sent) if sent is not None else send_on_each(socks, payload)
+    waiting: dict[int, bytes] = {}
+    selector = selectors.DefaultSelector()
+    for index, sock in enumerate(socks):
+        if outcome[index] != ANSWERED:
             continue
         sock.setblocking(False)
         selector.register(sock, selectors.EVENT_READ, index)

@@ -28,6 +28,7 @@ from typing import Any
 
 from fulcrum.apply.announcement_watch import AnnouncementWatch
 from fulcrum.apply.daemons.frr import FrrDaemon, FrrPaths
+from fulcrum.apply.daemons.nftables import NftablesDaemon
 from fulcrum.apply.fitness import AnnounceFitness, Fitness
 from fulcrum.config.snapshot import WRITTEN, ConfigSnapshot
 from fulcrum.render import RuntimePaths, render_keepalived
@@ -44,6 +45,7 @@ NODES = {"lb1": 2, "lb2": 3, "lb3": 4}
 BACKENDS = {"b1": 21, "b2": 22, "b3": 23}
 ROUTER_ASN, NODE_ASN = 65000, 65001
 NEW_CONNECTIONS = 90  # opened while all three nodes are in: each node's share of new flows
+RETRANSMITTED_ECHO_TIMEOUT = 120  # after the withdrawal: keepalived_dies
 FIRST_CLIENT_PORT, PORT_WINDOW = 10000, 2500  # a run's client ports (Cluster.new_run)
 PORT_WINDOWS = (65536 - FIRST_CLIENT_PORT) // PORT_WINDOW
 
@@ -122,6 +124,7 @@ class Node:
         # keepalived.start writes its pid file beside its configuration
         self.product_fitness = AnnounceFitness(None, host.workdir / "keepalived.pid")
         self.apply_lock = threading.Lock()  # the engine's: the test's applies and the watch's rounds
+        self.nftables = NftablesDaemon(host.workdir / "fulcrum.nft", ("ip", "netns", "exec", host.name))
 
     def fitness(self) -> Fitness:
         return self.product_fitness() if self.fit else Fitness(False, "the test withdrew it")
@@ -151,6 +154,20 @@ class Node:
         # lb2's keepalived died: the test before had just put b3 back, and lb3's checker enabled it
         # seconds after that test ended (logged so in a run beside a CPU load).
         ipvs.wait_for_real_servers(self.host, VIP, PORT, [backend_address(name) for name in backends], timeout=60, enabled=True)
+
+    def firewall(self, drop_unbalanced: bool = True) -> str:
+        """The appliance's own nftables table through the nftables daemon's steps. Its
+        announced_unbalanced chain drops what IPVS leaves of a flow to the announced VIP;
+        `drop_unbalanced=False` flushes that chain afterwards (the control: this host's stack
+        answers such a flow with a reset, as before the chain existed)."""
+        config = snapshot(self.host.role, "mh")
+        self.nftables.render(config)
+        self.nftables.validate()
+        self.nftables.install()
+        self.nftables.load(config)
+        if not drop_unbalanced:
+            self.host.cmd(["nft", "flush", "chain", "inet", "fulcrum", "announced_unbalanced"])
+        return self.nftables.verify(config).detail
 
     def announce(self, fit: bool = True) -> str:
         """The engine's steps for the FRR daemon: render, validate, install, load, verify."""
@@ -279,6 +296,8 @@ def cluster(workdir: Path, tolerant_bfd: bool = False) -> Iterator[Cluster]:
         hosts["r1"].run("vtysh", "-f", str(workdir / "router.conf"))
         made = Cluster(net, hosts["r1"], {name: Node(net.hosts[name], hosts[name]) for name in NODES})
         made.balance("mh")
+        for node in made.nodes.values():
+            node.firewall()
         with ThreadPoolExecutor(len(made.nodes)) as pool:  # each apply takes ~20 s here, mostly frr-reload.py
             applied = dict(zip(made.nodes, pool.map(lambda name: made.nodes[name].announce(fit=name != "lb3"), made.nodes), strict=True))
         for name, detail in applied.items():
@@ -452,17 +471,21 @@ def remove_backend(cluster: Cluster, held: int, removed: str = "b3") -> dict[str
     }
 
 
-def keepalived_dies(cluster: Cluster, held: int, node: str = "lb2") -> dict[str, Any]:
+def keepalived_dies(cluster: Cluster, held: int, node: str = "lb2", drop_unbalanced: bool = True) -> dict[str, Any]:
     """All three nodes announce, `node` under the product's announcement watch (what applyd runs
     between applies); `held` connections are opened; `node`'s keepalived stops (SIGTERM: it takes
-    its IPVS services with it) and no apply follows. The watch withdraws the node's VIP; the
-    connections it carried re-hash to the other nodes, which pick the same backends. keepalived
-    comes back and the watch announces again."""
+    its IPVS services with it) and no apply follows. Every connection sends at once, while the
+    router still sends `node` its share: IPVS there no longer takes them, and the node's
+    announced_unbalanced chain drops them (`drop_unbalanced=False`: the control, without it, where
+    the node's own stack resets them). The watch withdraws the node's VIP; the connections it
+    carried re-hash to the other nodes, which pick the same backends, and their retransmissions
+    get the echo there. keepalived comes back and the watch announces again."""
     cluster.balance("mh")
     cluster.new_run()
     cluster.nodes["lb3"].announce()
     cluster.wait_for_next_hops(*NODES)
     sick = cluster.nodes[node]
+    sick.firewall(drop_unbalanced)
     others = [name for name in NODES if name != node]
     watch = sick.watch()
     try:
@@ -472,10 +495,14 @@ def keepalived_dies(cluster: Cluster, held: int, node: str = "lb2") -> dict[str,
         sick.keepalived.stop()
         sick.keepalived = None
         stopped = time.monotonic()
+        sent = client.send_on_each(socks)
         cluster.wait_for_next_hops(*others)
         withdrawn = time.monotonic() - stopped
         session_up = cluster.established(node)
-        outcomes = client.answers(socks)
+        # A segment the node dropped comes again after TCP's backed-off retransmission timeout
+        # (0.2 s doubling: one falls 25 s after the send, the next at 51 s), now to another node.
+        outcomes = client.answers(socks, sent=sent, timeout=RETRANSMITTED_ECHO_TIMEOUT)
+        answered = time.monotonic() - stopped
         after = cluster.holders(socks)
         for sock in socks:
             sock.close()
@@ -485,6 +512,8 @@ def keepalived_dies(cluster: Cluster, held: int, node: str = "lb2") -> dict[str,
         announced = time.monotonic() - started
     finally:
         watch.close()
+        if not drop_unbalanced:
+            sick.firewall()
     lost = Counter(
         f"{'+'.join(sorted(before[port]))} then {'+'.join(sorted(after[port] - before[port])) or 'no other'}: {outcome}"
         for port, outcome in zip(before, outcomes, strict=True)
@@ -493,10 +522,15 @@ def keepalived_dies(cluster: Cluster, held: int, node: str = "lb2") -> dict[str,
     return {
         "held": held,
         "node": node,
+        "dropped what IPVS left": drop_unbalanced,
         "carried by the node": sum(node in nodes for nodes in before.values()),
         "survived": outcomes.count(client.ANSWERED),
         "lost (carried by, then also seen by: outcome)": dict(lost),
+        "lost that the node had carried": sum(
+            node in before[port] for port, outcome in zip(before, outcomes, strict=True) if outcome != client.ANSWERED
+        ),
         "its session stayed up": session_up,
         "seconds from keepalived's exit to the router's route change": round(withdrawn, 2),
+        "seconds from keepalived's exit to the last answer": round(answered, 2),
         "seconds from keepalived's start to the node's next hop back": round(announced, 2),
     }

@@ -42,7 +42,7 @@ def test_load_and_read_back(netns: Netns, tmp_path: Path) -> None:
     assert read_table(netns.prefix) is None
     _load(netns, tmp_path / "fulcrum.nft", A)
     summary = verify_loaded(netns.prefix)
-    assert summary.startswith("table inet fulcrum: 3 chains,")
+    assert summary.startswith("table inet fulcrum: 4 chains,")
     assert "10.1.0.0/16" in _listing(netns)
 
 

@@ -315,6 +315,19 @@ def full_snapshot() -> ConfigSnapshot:
 
 
 @pytest.fixture
+def clustered_snapshot() -> ConfigSnapshot:
+    return ConfigSnapshot.model_validate(GOLDEN_CASES["clustered"][0])
+
+
+@pytest.fixture(scope="session")
+def in_private_netns() -> Callable[..., str]:
+    """`_in_private_netns`, for a test's own commands (skipped where unshare cannot make one)."""
+    if os.geteuid() != 0:
+        pytest.skip("a private network namespace needs root")
+    return _in_private_netns
+
+
+@pytest.fixture
 def raw_full() -> dict[str, Any]:
     return _full()
 
@@ -342,8 +355,9 @@ def _interfaces(snapshot: ConfigSnapshot) -> list[str]:
     return sorted(named | ({node.sync_interface} - {None}))
 
 
-def _in_private_netns(commands: str, path: Path, interfaces: list[str]) -> str:
-    """Run shell `commands` on "$file" in a new network namespace; return their output on success."""
+def _in_private_netns(commands: str, path: Path, interfaces: list[str], env: dict[str, str] | None = None) -> str:
+    """Run shell `commands` on "$file" in a new network namespace (with `env` added to the
+    environment); return their output on success."""
     # keepalived -t passes when its file is missing: make sure it is not.
     assert path.is_file(), path
     result = subprocess.run(
@@ -352,6 +366,7 @@ def _in_private_netns(commands: str, path: Path, interfaces: list[str]) -> str:
         text=True,
         timeout=60,
         check=False,
+        env={**os.environ, **(env or {})},
     )
     output = (result.stdout + result.stderr).strip()
     assert result.returncode == 0, f"{commands} exited {result.returncode}:\n{output}"

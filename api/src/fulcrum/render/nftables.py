@@ -1,9 +1,10 @@
 """The appliance's own nftables table, `inet fulcrum`, from a snapshot.
 
 The file creates, deletes and recreates the table, so `nft -f` replaces it in one transaction
-whether or not it exists. Three chains:
+whether or not it exists. Four chains:
 
 - input guards the management ports and nothing else (VRRP and services pass untouched);
+- announced_unbalanced drops what IPVS left of the flows to a VIP this node announces by BGP;
 - prerouting marks the packets of multi-port services with the fwmark IPVS balances;
 - postrouting source-NATs the connections of one-arm services to their backends.
 
@@ -29,6 +30,7 @@ def render_nftables(snapshot: ConfigSnapshot) -> str:
     services = snapshot.balanced_services()
     return _TEMPLATE.render(
         management=_management(snapshot.firewall, services),
+        unbalanced=_announced_endpoints(snapshot, services),
         marks=[_mark(service) for service in services if service.is_fwmark],
         snat=[_snat(service) for service in services if service.one_arm],
     )
@@ -63,6 +65,26 @@ def _management(firewall: Firewall, services: list[Service]) -> dict[str, object
         "listeners": _per_family((version, f"{address} . {port}") for version, address, port in listeners),
         "allow": _per_family([*((4, str(n)) for n in v4), *((6, str(n)) for n in v6)]),
     }
+
+
+def _announced_endpoints(snapshot: ConfigSnapshot, services: list[Service]) -> list[dict[str, str]]:
+    """Address . protocol . port of every balanced service whose VIP this node announces.
+
+    A router sends such a service's flows to this node until a withdrawal reaches it. IPVS takes
+    them at its input hook; whatever it leaves (its virtual server gone: keepalived stopped takes
+    them with it, between the node going unfit and the withdrawal) would reach this host's own
+    stack, which answers a TCP segment with a reset and a datagram with port-unreachable, ending a
+    connection that another node carries on once the route has changed. Dropped, the client
+    retransmits onto the new path. Only announced VIPs: a pair's node has no other path to leave
+    the flow to, and a quick reset there lets a client reconnect at once.
+    """
+    clustered = snapshot.clustered_services()
+    return _per_family(
+        (service.address.version, f"{service.address} . {service.protocol.value} . {port}")
+        for service in services
+        if service.name in clustered
+        for port in sorted(service.ports)
+    )
 
 
 def _mark(service: Service) -> dict[str, object]:
