@@ -456,7 +456,8 @@ def ecmp(data: dict, run: Path) -> list[str]:
            f"rule for an announced VIP) and with wrr (the control); then {data['killed_held']} connections over "
            f"all three and lb3's link down; then {data.get('removal_held', '?')} connections over all three and "
            f"backend b3 removed from every node's configuration; then {data.get('sick_held', '?')} connections "
-           "over all three and lb2's keepalived stopped, no apply following. Shares are of the held connections. "
+           "over all three and lb2's keepalived stopped, no apply following, every connection sending at once, "
+           "with the nodes' announced_unbalanced drop and without it (the control). Shares are of the held connections. "
            "Cells: median (min–max).", "",
            *(f"**{name}:** {text}." for name, text in data["anchors"].items()), ""]
     rows = []
@@ -483,12 +484,18 @@ def ecmp(data: dict, run: Path) -> list[str]:
                       [f"new connections sent to it afterwards (of {data.get('new_connections', '?')})",
                        rng(removal["new connections to the removed backend"], 0)]])
     if "sick" in summary:
-        sick = summary["sick"]
-        out += table(["a node's keepalived stops (the announcement watch withdraws it)", "value"],
-                     [["seconds from keepalived's exit to the router's route change", rng(sick["withdrawal seconds"], 2)],
-                      ["seconds from keepalived's start to its next hop back", rng(sick["announce seconds"], 2)],
-                      ["share of connections the node carried", rng(sick["carried share"], 2)],
-                      ["share of all connections that survived", rng(sick["survived"], 3)]])
+        sick, control = summary["sick"], summary.get("sick without the drop")
+        rows = [["seconds from keepalived's exit to the router's route change", rng(sick["withdrawal seconds"], 2)],
+                ["seconds from keepalived's start to its next hop back", rng(sick["announce seconds"], 2)],
+                ["share of connections the node carried", rng(sick["carried share"], 2)],
+                ["share of all connections that survived", rng(sick["survived"], 3)]]
+        if "survived of the node's" in sick:
+            rows.append(["share of the node's connections that survived", rng(sick["survived of the node's"], 3)])
+        if control and "survived of the node's" in control:
+            rows.append(["the same without the announced_unbalanced drop (control): the node's that survived",
+                         rng(control["survived of the node's"], 3)])
+        out += table(["a node's keepalived stops, every connection sending at once (the announcement watch withdraws it)",
+                      "value"], rows)
     out += ["How to read it: the control's loss at the join is GLB's third; with mh every node sends a moved "
             "flow to the backend it already has, so the join and the drain lose nothing. 'Changed node' counts "
             "every flow a node saw that it had not seen before: Linux's hash-threshold multipath also moves flows "
