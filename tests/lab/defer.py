@@ -56,3 +56,22 @@ def defer(fn: Callable, *args, **kwargs) -> None:
     if not _scopes:
         raise RuntimeError("defer() outside a cleanup scope: use `with lab.defer.scope(...)` or the kernel fixtures")
     _scopes[-1].add(fn, *args, **kwargs)
+
+
+def innermost() -> Scope:
+    """The scope `defer` queues into now (e.g. a shared lab's, kept to defer into later)."""
+    if not _scopes:
+        raise RuntimeError("no cleanup scope is open")
+    return _scopes[-1]
+
+
+@contextlib.contextmanager
+def within(existing: Scope) -> Iterator[None]:
+    """Defer into `existing` while the block runs: what a test starts again for a lab that
+    outlives the test (a node's keepalived, restarted) is cleaned up with that lab, not when the
+    test's own scope ends."""
+    _scopes.append(existing)
+    try:
+        yield
+    finally:
+        assert _scopes.pop() is existing, "cleanup scopes nested across within()"

@@ -34,10 +34,11 @@ from fulcrum.config.snapshot import WRITTEN, ConfigSnapshot
 from fulcrum.render import RuntimePaths, render_keepalived
 
 from lab import client, frr, ipvs, keepalived
+from lab.defer import innermost, within
 from lab.cmd import bkg
 from lab.netns import established_peer_ports
 from lab.topo import Host, Lab
-from lab.wait import wait_until
+from lab.wait import WaitTimeout, wait_until
 
 VIP, PORT = "192.0.2.10", 7
 ROUTER_LAN = "10.77.1.1"
@@ -117,6 +118,9 @@ class Node:
 
     def __init__(self, host: Host, frr_host: frr.FrrHost) -> None:
         self.host = host
+        # The lab's cleanup scope: a keepalived a test starts again belongs to the lab (the scope
+        # open when the test runs would stop it at the test's end, under the next test's feet).
+        self.scope = innermost()
         self.fit = True
         self.frr = FrrDaemon(FrrPaths(host.workdir / "frr.conf"), self.fitness, frr_host.prefix)
         self.keepalived_conf = host.workdir / "keepalived.conf"
@@ -140,7 +144,8 @@ class Node:
         rendered = render_keepalived(config, RuntimePaths())
         if self.keepalived is None:
             self.keepalived_conf.write_text(rendered)
-            self.keepalived = keepalived.start(self.host, self.keepalived_conf)
+            with within(self.scope):
+                self.keepalived = keepalived.start(self.host, self.keepalived_conf)
             for key, value in ipvs.appliance_settings().items():  # IPVS is loaded now
                 self.host.sysctl(key, value)
         elif self.keepalived_conf.read_text() != rendered:  # the same: a reload would change nothing
@@ -153,7 +158,14 @@ class Node:
         # another backend. Reasoned from stop 41's run of make test, which lost 7 of 150 when
         # lb2's keepalived died: the test before had just put b3 back, and lb3's checker enabled it
         # seconds after that test ended (logged so in a run beside a CPU load).
-        ipvs.wait_for_real_servers(self.host, VIP, PORT, [backend_address(name) for name in backends], timeout=60, enabled=True)
+        try:
+            ipvs.wait_for_real_servers(self.host, VIP, PORT, [backend_address(name) for name in backends], timeout=60,
+                                       enabled=True)
+        except WaitTimeout as error:
+            running = self.keepalived is not None and self.keepalived.running
+            log = (self.host.workdir / "keepalived.log").read_text(errors="replace").splitlines()[-40:]
+            raise AssertionError(f"{error}\n{self.host.role}'s keepalived running: {running}; its log's end:\n"
+                                 + "\n".join(log)) from error
 
     def firewall(self, drop_unbalanced: bool = True) -> str:
         """The appliance's own nftables table through the nftables daemon's steps. Its
@@ -277,6 +289,9 @@ def cluster(workdir: Path, tolerant_bfd: bool = False) -> Iterator[Cluster]:
         for name, number in NODES.items():
             net.lbs.append(net.add_host(name))
             net.connect(net.lbs[-1], "lan", number)
+            # As an appliance has: DR replies leave from the backends, but whatever a node's own
+            # stack answers a client (a reset) must reach it (without a route the lab hid them).
+            net.lbs[-1].setup(f"route add default via {ROUTER_LAN}")
         for name, number in BACKENDS.items():
             backend = net.add_host(name)
             net.connect(backend, "lan", number)
