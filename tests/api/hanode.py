@@ -307,6 +307,30 @@ def two_nodes(
         beta.stop()
 
 
+@contextlib.contextmanager
+def started_nodes(root: Path, *names: str) -> Iterator[list[Node]]:
+    """Nodes of these names, started side by side and set up (first run, logged in), unrelated."""
+    nodes = [Node(root, name) for name in names]
+    try:
+        for node in nodes:
+            node.start(wait=False)
+        for node in nodes:
+            node.wait_ready()
+            node.initialise()
+        yield nodes
+    finally:
+        for node in nodes:
+            node.stop()
+
+
+def add_member(writer: Node, member: Node) -> dict[str, Any]:
+    """The writer enters the member's pairing code on its Cluster page; returns the answer."""
+    code = member.post("/ha/pairing-code", expect=201)["code"]
+    body = {"peer_url": member.url, "code": code, "local_url": writer.url}
+    answer: dict[str, Any] = writer.post("/cluster/members", body, expect=200)
+    return answer
+
+
 def pair(alpha: Node, beta: Node, alpha_url: str | None = None, beta_url: str | None = None) -> dict[str, Any]:
     """alpha enters beta's pairing code; returns the pairing answer."""
     code = beta.post("/ha/pairing-code", expect=201)["code"]

@@ -50,6 +50,7 @@ ANY_NODE = {
     ("DELETE", "/api/v1/peer/pair"),
     ("POST", "/api/v1/peer/config"),
     ("POST", "/api/v1/peer/certificate"),
+    ("POST", "/api/v1/peer/cluster"),  # the writer just paired with makes this node a member
     ("POST", "/api/v1/peer/maintenance"),
     ("POST", "/api/v1/peer/firmware/bundle"),  # the pair upgrade: the active node upgrades the standby
     ("POST", "/api/v1/peer/firmware/install"),

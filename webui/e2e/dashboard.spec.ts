@@ -416,7 +416,8 @@ test('every page renders: screenshots in both themes', async ({ page }) => {
   await nav(page, 'High availability');
   await expect(page.getByRole('heading', { name: 'VIP groups' })).toBeVisible();
   await shoot(page, 'ha');
-  await nav(page, 'BGP'); // this API runs no FRR: the page says so rather than show empty tables
+  await nav(page, 'Cluster & BGP'); // this API runs no FRR: the page says so rather than show empty tables
+  await expect(page.getByText(/This node runs alone/)).toBeVisible(); // and leads no cluster
   await expect(page.getByText('BGP is not managed on this node')).toBeVisible();
   await expect(page.getByText(/No BGP settings on this node/)).toBeVisible();
   await shoot(page, 'bgp', { phone: false });

@@ -28,7 +28,7 @@ test.afterAll(async ({ request }) => {
 
 test('an admin sets up BGP in the dashboard, sees a refusal at its field, edits and removes it', async ({ page, request }) => {
   await login(page, ADMIN);
-  await nav(page, 'BGP');
+  await nav(page, 'Cluster & BGP');
   await page.getByRole('button', { name: 'Set up BGP' }).click();
   const form = page.getByRole('form', { name: 'BGP settings' });
   await form.getByLabel('AS number', { exact: true }).fill('65001');

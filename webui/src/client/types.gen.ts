@@ -711,6 +711,98 @@ export type ClockStatus = {
 };
 
 /**
+ * ClusterNode
+ */
+export type ClusterNode = {
+    /**
+     * Connections
+     */
+    connections: number | null;
+    /**
+     * Joined At
+     */
+    joined_at: string | null;
+    /**
+     * Last Seen
+     */
+    last_seen: string | null;
+    /**
+     * Local
+     */
+    local: boolean;
+    /**
+     * Maintenance
+     */
+    maintenance: boolean | null;
+    /**
+     * Name
+     */
+    name: string;
+    /**
+     * Reachable
+     */
+    reachable: boolean | null;
+    /**
+     * Revision
+     */
+    revision: number | null;
+    /**
+     * Share
+     */
+    share: number | null;
+    /**
+     * Shared Hash
+     */
+    shared_hash: string | null;
+    /**
+     * Software Version
+     */
+    software_version: string | null;
+    /**
+     * Sync
+     */
+    sync: 'in_sync' | 'behind' | 'conflict' | 'unreachable' | null;
+    /**
+     * Sync Message
+     */
+    sync_message: string;
+    /**
+     * Url
+     */
+    url: string | null;
+    /**
+     * Writer
+     */
+    writer: boolean;
+};
+
+/**
+ * ClusterStatus
+ */
+export type ClusterStatus = {
+    /**
+     * Message
+     */
+    message: string;
+    /**
+     * Nodes
+     */
+    nodes: Array<ClusterNode>;
+    /**
+     * Role
+     */
+    role: 'writer' | 'member' | 'none';
+    /**
+     * Writer
+     */
+    writer: string | null;
+    /**
+     * Writer Url
+     */
+    writer_url: string | null;
+};
+
+/**
  * CommitRequest
  */
 export type CommitRequest = {
@@ -943,6 +1035,16 @@ export type DiskStage = 'ok' | 'warning' | 'critical';
  * DnsQueryType
  */
 export type DnsQueryType = 'A' | 'AAAA' | 'NS' | 'CNAME' | 'SOA' | 'MX' | 'TXT';
+
+/**
+ * DrainRequest
+ */
+export type DrainRequest = {
+    /**
+     * Enabled
+     */
+    enabled?: boolean;
+};
 
 /**
  * DrillResult
@@ -1846,6 +1948,21 @@ export type IpvsConnectionPage = {
 };
 
 /**
+ * JoinResult
+ */
+export type JoinResult = {
+    /**
+     * Member
+     */
+    member: string;
+    sync: SyncResult;
+    /**
+     * Url
+     */
+    url: string;
+};
+
+/**
  * KernelInterface
  *
  * One interface as the kernel has it now.
@@ -2140,6 +2257,16 @@ export type Me = {
      * Username
      */
     username: string;
+};
+
+/**
+ * MemberSyncRequest
+ */
+export type MemberSyncRequest = {
+    /**
+     * Force
+     */
+    force?: boolean;
 };
 
 /**
@@ -2729,6 +2856,22 @@ export type Rates = {
 };
 
 /**
+ * RemoveResult
+ */
+export type RemoveResult = {
+    /**
+     * Member
+     */
+    member: string;
+    /**
+     * Told
+     *
+     * what the member was told, or why it could not be
+     */
+    told: string;
+};
+
+/**
  * ReportLineRead
  */
 export type ReportLineRead = {
@@ -3014,7 +3157,7 @@ export type RuleWrite = {
     /**
      * Kinds
      */
-    kinds: Array<'backend_down' | 'backend_up' | 'backend_warning' | 'backend_warning_cleared' | 'service_down' | 'service_up' | 'vrrp_state' | 'ha.paired' | 'ha.unpaired' | 'ha.sync' | 'ha.conflict' | 'ha.split_brain' | 'ha.maintenance' | 'ha.peer_unreachable' | 'ha.peer_reachable' | 'ha.peer_untrusted' | 'ha.peer_certificate' | 'ha.clock_skew' | 'ha.drill' | 'ha.role_unknown' | 'ha.role_known' | 'ha.failback_waiting' | 'ha.failback' | 'ha.upgrade' | 'apply.failed' | 'revision.confirm_reverted' | 'disk.filling' | 'tls.certificate_expiry' | 'upgrade.result'>;
+    kinds: Array<'backend_down' | 'backend_up' | 'backend_warning' | 'backend_warning_cleared' | 'service_down' | 'service_up' | 'vrrp_state' | 'ha.paired' | 'ha.unpaired' | 'ha.sync' | 'ha.conflict' | 'ha.split_brain' | 'ha.maintenance' | 'ha.peer_unreachable' | 'ha.peer_reachable' | 'ha.peer_untrusted' | 'ha.peer_certificate' | 'ha.clock_skew' | 'ha.drill' | 'ha.role_unknown' | 'ha.role_known' | 'ha.failback_waiting' | 'ha.failback' | 'ha.upgrade' | 'ha.cluster_member' | 'ha.member_unreachable' | 'ha.member_reachable' | 'apply.failed' | 'revision.confirm_reverted' | 'disk.filling' | 'tls.certificate_expiry' | 'upgrade.result'>;
     min_severity?: Severity;
     /**
      * Reminder Minutes
@@ -5140,6 +5283,239 @@ export type RevisionsPendingResponses = {
 };
 
 export type RevisionsPendingResponse = RevisionsPendingResponses[keyof RevisionsPendingResponses];
+
+export type ClusterClusterStatusData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/cluster';
+};
+
+export type ClusterClusterStatusErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type ClusterClusterStatusError = ClusterClusterStatusErrors[keyof ClusterClusterStatusErrors];
+
+export type ClusterClusterStatusResponses = {
+    /**
+     * Successful Response
+     */
+    200: ClusterStatus;
+};
+
+export type ClusterClusterStatusResponse = ClusterClusterStatusResponses[keyof ClusterClusterStatusResponses];
+
+export type ClusterAddMemberData = {
+    body: PairRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v1/cluster/members';
+};
+
+export type ClusterAddMemberErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * This node cannot add members, or the node refused
+     */
+    409: unknown;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
+     * The node is unreachable or did not accept the code
+     */
+    422: unknown;
+};
+
+export type ClusterAddMemberError = ClusterAddMemberErrors[keyof ClusterAddMemberErrors];
+
+export type ClusterAddMemberResponses = {
+    /**
+     * Successful Response
+     */
+    200: JoinResult;
+};
+
+export type ClusterAddMemberResponse = ClusterAddMemberResponses[keyof ClusterAddMemberResponses];
+
+export type ClusterRemoveMemberData = {
+    body?: never;
+    path: {
+        /**
+         * Name
+         */
+        name: string;
+    };
+    query?: {
+        /**
+         * Force
+         */
+        force?: boolean;
+    };
+    url: '/api/v1/cluster/members/{name}';
+};
+
+export type ClusterRemoveMemberErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No member of that name
+     */
+    404: unknown;
+    /**
+     * The member refused or could not be asked
+     */
+    409: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ClusterRemoveMemberError = ClusterRemoveMemberErrors[keyof ClusterRemoveMemberErrors];
+
+export type ClusterRemoveMemberResponses = {
+    /**
+     * Successful Response
+     */
+    200: RemoveResult;
+};
+
+export type ClusterRemoveMemberResponse = ClusterRemoveMemberResponses[keyof ClusterRemoveMemberResponses];
+
+export type ClusterDrainMemberData = {
+    body: DrainRequest;
+    path: {
+        /**
+         * Name
+         */
+        name: string;
+    };
+    query?: never;
+    url: '/api/v1/cluster/members/{name}/drain';
+};
+
+export type ClusterDrainMemberErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No member of that name
+     */
+    404: unknown;
+    /**
+     * The member refused or could not be asked
+     */
+    409: unknown;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ClusterDrainMemberError = ClusterDrainMemberErrors[keyof ClusterDrainMemberErrors];
+
+export type ClusterDrainMemberResponses = {
+    /**
+     * Successful Response
+     */
+    200: MaintenanceState;
+};
+
+export type ClusterDrainMemberResponse = ClusterDrainMemberResponses[keyof ClusterDrainMemberResponses];
+
+export type ClusterSyncMemberData = {
+    body: MemberSyncRequest;
+    path: {
+        /**
+         * Name
+         */
+        name: string;
+    };
+    query?: never;
+    url: '/api/v1/cluster/members/{name}/sync';
+};
+
+export type ClusterSyncMemberErrors = {
+    /**
+     * The body is not valid JSON
+     */
+    400: Error;
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+    /**
+     * No member of that name
+     */
+    404: unknown;
+    /**
+     * The member refused or could not be asked
+     */
+    409: unknown;
+    /**
+     * The body is larger than this operation accepts
+     */
+    413: unknown;
+    /**
+     * Validation Error
+     */
+    422: HttpValidationError;
+};
+
+export type ClusterSyncMemberError = ClusterSyncMemberErrors[keyof ClusterSyncMemberErrors];
+
+export type ClusterSyncMemberResponses = {
+    /**
+     * Successful Response
+     */
+    200: SyncResult;
+};
+
+export type ClusterSyncMemberResponse = ClusterSyncMemberResponses[keyof ClusterSyncMemberResponses];
 
 export type DiagnosticsCaptureData = {
     body: CaptureRequest;

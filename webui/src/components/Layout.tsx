@@ -41,7 +41,7 @@ const NAV: NavItem[] = [
   { to: '/', label: 'Overview', icon: IconGauge },
   { to: '/services', label: 'Services', icon: IconServer2 },
   { to: '/ha', label: 'High availability', icon: IconTopologyStar3 },
-  { to: '/bgp', label: 'BGP', icon: IconRoute },
+  { to: '/bgp', label: 'Cluster & BGP', icon: IconRoute },
   // Top level, not System: it is configuration every role reads and a commit applies, like the firewall.
   { to: '/network', label: 'Network', icon: IconNetwork },
   { to: '/firewall', label: 'Firewall', icon: IconShieldLock },

@@ -33,7 +33,13 @@ const me = (role: Role): Me => ({ id: 1, username: role, role, disabled: false, 
 
 function showPage(status: { status: number; body: unknown }, settings: BgpRead | null = SETTINGS, more: FakeAnswers = {}, sent?: SentBody[]) {
   const requests = fakeApi(
-    { 'GET /api/v1/bgp/status': status, 'GET /api/v1/bgp': { status: 200, body: settings }, 'GET /api/v1/auth/me': { status: 200, body: me('viewer') }, ...more },
+    {
+      'GET /api/v1/bgp/status': status,
+      'GET /api/v1/bgp': { status: 200, body: settings },
+      'GET /api/v1/auth/me': { status: 200, body: me('viewer') },
+      'GET /api/v1/cluster': { status: 200, body: { role: 'none', writer: null, writer_url: null, nodes: [], message: '' } },
+      ...more,
+    },
     sent,
   );
   const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false } } });

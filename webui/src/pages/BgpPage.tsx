@@ -6,6 +6,7 @@ import { bgpSettingsQuery, bgpStatusQuery, removeBgpMutation } from '../api/quer
 import { useCan } from '../auth/useCurrentUser';
 import type { BgpNeighborView, BgpRead, BgpView } from '../client/types.gen';
 import { BgpEditor } from '../components/bgp/BgpEditor';
+import { ClusterCard } from '../components/cluster/ClusterCard';
 import { DrainControl } from '../components/bgp/DrainControl';
 import { ConfirmButton } from '../components/ConfirmButton';
 import { DataTable } from '../components/DataTable';
@@ -23,13 +24,18 @@ export function upFor(seconds: number): string {
   return `${Math.floor(s / 86400)} d ${Math.floor((s % 86400) / 3600)} h`;
 }
 
-/** BGP: this node's announcements of the VIPs as FRR runs them, its sessions, and its settings. */
+/**
+ * Cluster & BGP: the cluster's nodes (one configuration from one writer), then this node's
+ * announcements of the VIPs as FRR runs them, its sessions, and its settings.
+ */
 export default function BgpPage() {
   const status = useQuery(bgpStatusQuery());
   const settings = useQuery(bgpSettingsQuery());
   return (
     <Stack>
-      <Title order={2}>BGP</Title>
+      <Title order={2}>Cluster & BGP</Title>
+      <ClusterCard />
+      <Title order={3}>This node’s BGP</Title>
       {status.isPending ? (
         <PageLoader />
       ) : status.error ? (
@@ -92,7 +98,7 @@ function LiveBgp({ view, bgp }: { view: BgpView; bgp: BgpRead | null | undefined
           )}
         </Stack>
       </Card>
-      <Title order={3}>Sessions</Title>
+      <Title order={4}>Sessions</Title>
       <DataTable<BgpNeighborView>
         label="BGP sessions"
         columns={['Neighbor', 'Remote AS', 'State', 'Up for', 'Routes sent', 'BFD', 'Last reset']}
@@ -160,7 +166,7 @@ function Settings({ bgp }: { bgp: BgpRead | null }) {
   return (
     <>
       <Group justify="space-between">
-        <Title order={3}>Settings</Title>
+        <Title order={4}>Settings</Title>
         {canEdit && (
           <Group gap="xs">
             {bgp && (

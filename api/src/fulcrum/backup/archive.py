@@ -48,7 +48,9 @@ NOT_BACKED_UP = (
     "events",
     "alert_conditions",
 )
-PAIR_KEY_TABLE = "ha_pairing"
+# The peer link's keys: the pairing's, and on a cluster's writer each member's. In a backup only
+# when the admin asks for "the pair key".
+PAIR_KEY_TABLES = ("ha_pairing", "cluster_members")
 
 
 @dataclass
@@ -86,7 +88,7 @@ def _trim(copy: Path, include_pair_key: bool) -> tuple[str, BackupIncludes]:
     """Remove what a backup never carries; return the schema revision and what is left."""
     with contextlib.closing(sqlite3.connect(copy)) as db:
         present = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        for table in (*NOT_BACKED_UP, *(() if include_pair_key else (PAIR_KEY_TABLE,))):
+        for table in (*NOT_BACKED_UP, *(() if include_pair_key else PAIR_KEY_TABLES)):
             if table in present:  # a database at an older schema may lack some
                 db.execute(f"DELETE FROM {table}")  # noqa: S608  (names from the constants above)
         db.execute("DELETE FROM auth_tokens WHERE kind = 'session'")  # sessions end with the node
@@ -98,8 +100,11 @@ def _trim(copy: Path, include_pair_key: bool) -> tuple[str, BackupIncludes]:
             users=_count(db, "SELECT count(*) FROM users"),
             api_tokens=_count(db, "SELECT count(*) FROM auth_tokens"),
             pair_key=include_pair_key
-            and PAIR_KEY_TABLE in present
-            and _count(db, f"SELECT count(*) FROM {PAIR_KEY_TABLE}") > 0,  # noqa: S608
+            and any(
+                _count(db, f"SELECT count(*) FROM {table}") > 0  # noqa: S608  (names from the constant)
+                for table in PAIR_KEY_TABLES
+                if table in present
+            ),
         )
     return str(revision), includes
 

@@ -54,7 +54,7 @@ RESTORED = (
     "audit_log",
     "alert_channels",
     "alert_rules",
-    archive.PAIR_KEY_TABLE,
+    *archive.PAIR_KEY_TABLES,
 )
 USER_TABLES = ("users", "auth_tokens")
 BATCH = 500

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 import socket
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from urllib.parse import urlsplit
 
 import httpx
 from pydantic import ValidationError
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from fulcrum.db import begin_write
@@ -17,6 +18,7 @@ from fulcrum.errors import ConfigInvalid, Conflict, TooManyRequests, Unauthorize
 from fulcrum.ha import events, pairing, replication, tls, wire
 from fulcrum.ha.peer_client import PeerError, response_detail
 from fulcrum.ha.runtime import HaRuntime
+from fulcrum.models.ha import ClusterMember
 from fulcrum.schemas.ha import PairRequest, PairResult
 from fulcrum.schemas.telemetry import Severity
 from fulcrum.services import audit
@@ -55,18 +57,40 @@ def default_local_url(peer_url: str) -> str:
     return f"{parts.scheme}://{netloc}" + (f":{parts.port}" if parts.port else "")
 
 
+@dataclass(frozen=True)
+class Exchanged:
+    """A finished pairing exchange, seen from the node that entered the other's code."""
+
+    answer: wire.Answer
+    peer_url: str
+    local_url: str
+    key: bytes
+    certificate: str | None  # SHA-256 of the certificate the other node presented (pinned from now)
+
+
 def pair_with(runtime: HaRuntime, actor: audit.Actor, request: PairRequest) -> PairResult:
     """On A: run the exchange with B, store the pairing, push this node's configuration."""
-    peer_url = origin(request.peer_url)
     with runtime.session_scope() as session:
         existing = pairing.current_pairing(session)
         if existing is not None:
             raise Conflict(
                 f"this node is already paired with {existing.peer_name} ({existing.peer_url}); unpair first"
             )
+        refuse_if_cluster_writer(session, "pair with another node")
         name = get_node(session).name
+    exchanged = exchange(runtime, name, request.peer_url, request.code, request.local_url)
+    with runtime.pairing_lock:
+        return _store_and_push(runtime, actor, exchanged)
+
+
+def exchange(
+    runtime: HaRuntime, name: str, peer_url_given: str, code: str, local_url_given: str | None
+) -> Exchanged:
+    """Run the code exchange with the node at `peer_url_given` (its /peer/pair), which stores its
+    side; errors name the request's fields (peer_url, local_url, code)."""
+    peer_url = origin(peer_url_given)
     try:
-        local_url = origin(request.local_url) if request.local_url else default_local_url(peer_url)
+        local_url = origin(local_url_given) if local_url_given else default_local_url(peer_url)
     except OSError as error:
         raise _invalid("peer_url", f"no route to {peer_url}: {error.strerror or error}") from None
     if local_url.startswith("https://") and runtime.served_certificate is None:
@@ -75,7 +99,7 @@ def pair_with(runtime: HaRuntime, actor: audit.Actor, request: PairRequest) -> P
             "this node does not know the certificate it serves (FULCRUM_TLS_CERTFILE), so the peer "
             "could not pin it",
         )
-    key = pairing.code_key(request.code)
+    key = pairing.code_key(code)
     # Any certificate is accepted here, and recorded: the offer names it under the code's MAC, and
     # the peer refuses unless it is the one it serves. From then on only that one is accepted.
     context = tls.peer_context(pin=None)
@@ -113,27 +137,30 @@ def pair_with(runtime: HaRuntime, actor: audit.Actor, request: PairRequest) -> P
         )
     except pairing.PairingRefused as error:
         raise _invalid("code", str(error)) from None
-    with runtime.pairing_lock:
-        return _store_and_push(runtime, actor, answer, peer_url, local_url, key_bytes, seen)
+    return Exchanged(answer, peer_url, local_url, key_bytes, seen)
 
 
-def _store_and_push(
-    runtime: HaRuntime,
-    actor: audit.Actor,
-    answer: wire.Answer,
-    peer_url: str,
-    local_url: str,
-    key_bytes: bytes,
-    seen: str | None,
-) -> PairResult:
+def refuse_if_cluster_writer(session: Session, what: str) -> None:
+    """A cluster's writer trusts its members by their own keys: it cannot also be one node of a
+    pair, or another writer's member."""
+    members = session.scalars(select(ClusterMember.name)).all()
+    if members:
+        raise Conflict(
+            f"this node leads a cluster (members: {', '.join(sorted(members))}), so it cannot {what}; "
+            "remove its members first"
+        )
+
+
+def _store_and_push(runtime: HaRuntime, actor: audit.Actor, exchanged: Exchanged) -> PairResult:
+    answer, peer_url, local_url = exchanged.answer, exchanged.peer_url, exchanged.local_url
     with runtime.session_scope() as session:
         pairing.store_pairing(
             session,
             answer.node,
             peer_url,
-            key_bytes,
+            exchanged.key,
             initiator=True,
-            peer_certificate=seen,
+            peer_certificate=exchanged.certificate,
             own_certificate=runtime.served_certificate,
         )
         audit.record(session, actor, "ha.pair", answer.node, {"peer_url": peer_url, "local_url": local_url})
@@ -158,6 +185,7 @@ def answer_offer(session: Session, runtime: HaRuntime, offer: wire.Offer, source
     existing = pairing.current_pairing(session)
     if existing is not None:
         raise Conflict("this node is already paired; unpair it first")
+    refuse_if_cluster_writer(session, "be paired or join another cluster")
     name = get_node(session).name
     if offer.node == name:
         raise Conflict(
@@ -220,6 +248,7 @@ def issue_code(session: Session, actor: audit.Actor) -> tuple[str, datetime]:
     existing = pairing.current_pairing(session)
     if existing is not None:
         raise Conflict(f"this node is already paired with {existing.peer_name}; unpair first")
+    refuse_if_cluster_writer(session, "be paired or join another cluster")
     code, expires = pairing.issue_code(session)
     audit.record(session, actor, "ha.pairing_code", "", {"expires_at": expires.isoformat()})
     return code, expires

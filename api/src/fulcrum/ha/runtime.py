@@ -65,6 +65,15 @@ class PeerCache:
 
 
 @dataclass
+class MemberState:
+    """What a cluster's writer has seen of one member (fulcrum.ha.cluster)."""
+
+    peer: PeerCache = field(default_factory=PeerCache)
+    sync: SyncRecord = field(default_factory=lambda: SyncRecord(state="unreachable"))
+    retry_at: dict[str, float] = field(default_factory=dict)  # as HaRuntime.retry_at, for this member
+
+
+@dataclass
 class LocalStates:
     """What this process has seen of its own node: since when each group is in its state, how
     long the data plane has disagreed with keepalived's last notification, and an unknown role."""
@@ -97,6 +106,8 @@ class HaRuntime:
     failback_waiting_since: float | None = None
     # SHA-256 of the certificate this process serves (read at start-up, as the server loaded it).
     served_certificate: str | None = None
+    # On a cluster's writer: each member's last answer and sync, by member name.
+    members: dict[str, MemberState] = field(default_factory=dict)
 
     @classmethod
     def create(cls, settings: Settings, sessions: sessionmaker[Session], telemetry: Telemetry) -> HaRuntime:

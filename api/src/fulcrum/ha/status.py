@@ -1,9 +1,10 @@
 """The rules of the pair, as pure functions: who may write, who is behind, when it is split brain.
 
 The one-writer rule: edits are accepted on the active node (VRRP MASTER) only. An unpaired node
-is its own writer. When neither node knows it is MASTER (no VIP groups yet, or both BACKUP or
-FAULT), the node with the higher priority, on a tie the lower name, writes. In a split brain
-both are MASTER and both accept edits; the histories may then diverge, which replication detects.
+is its own writer; a cluster's member never is (its writer is the node that added it). When
+neither node knows it is MASTER (no VIP groups yet, or both BACKUP or FAULT), the node with the
+higher priority, on a tie the lower name, writes. In a split brain both are MASTER and both
+accept edits; the histories may then diverge, which replication detects.
 """
 
 from __future__ import annotations
@@ -33,7 +34,11 @@ def by_priority(local: Side, peer_name: str, peer_priority: int | None) -> bool:
     return (-local.priority, local.name) < (-theirs, peer_name)
 
 
-def is_writer(local: Side, paired: bool, peer: Side | None, peer_name: str) -> bool:
+def is_writer(
+    local: Side, paired: bool, peer: Side | None, peer_name: str, cluster_member: bool = False
+) -> bool:
+    if cluster_member:
+        return False  # a cluster's member takes its writer's configuration, whatever the roles
     if not paired:
         return True
     if local.role == "active":

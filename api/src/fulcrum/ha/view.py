@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from fulcrum.alerts.node import NodeView
@@ -18,7 +19,7 @@ from fulcrum.ha.runtime import HaRuntime
 from fulcrum.ha.status import Side, is_writer
 from fulcrum.ha.wire import Head, PeerStatus
 from fulcrum.models._types import utcnow
-from fulcrum.models.ha import HaPairing
+from fulcrum.models.ha import ClusterMember, HaPairing
 from fulcrum.schemas.ha import (
     ActiveNode,
     ConnSync,
@@ -91,14 +92,23 @@ def local_view(session: Session, runtime: HaRuntime) -> LocalView:
         groups.append(
             local.GroupState(group.name, state, runtime.since(group.name, state, told.state, told.at), held)
         )
-    if pairing is None:
+    in_cluster = (pairing is not None and pairing.cluster_writer) or (
+        pairing is None and session.scalar(select(ClusterMember.id).limit(1)) is not None
+    )
+    if in_cluster and not groups:
+        # Every node of a cluster announces the VIPs and balances (no VRRP decides who does).
+        role = "maintenance" if maintenance else "active"
+    elif pairing is None:
         role = "maintenance" if maintenance else "standalone"
     else:
         role = local.role_of(groups, maintenance)
     peer = runtime.peer.status
     peer_side = Side(peer.name, peer.priority, peer.role) if peer else None
     peer_name = peer.name if peer else (pairing.peer_name if pairing else "")
-    writer = is_writer(Side(saved.name, node.priority, role), pairing is not None, peer_side, peer_name)
+    member = pairing is not None and pairing.cluster_writer
+    writer = is_writer(
+        Side(saved.name, node.priority, role), pairing is not None, peer_side, peer_name, member
+    )
     preempt = any(group.preempt for group in running.vip_groups) if running else False
     return LocalView(
         pairing,
@@ -260,7 +270,9 @@ def ha_status(session: Session, runtime: HaRuntime) -> HaStatus:
 
 
 def alert_sender(runtime: HaRuntime) -> NodeView:
-    """This node as the alert dispatcher sees it: pair-wide events go out from the active node only."""
+    """This node as the alert dispatcher sees it: a pair's events go out from the active node only."""
     with runtime.session_scope() as session:
         view = local_view(session, runtime)
-    return NodeView(view.name, view.pairing is None or view.role == "active")
+    # A cluster's nodes are all active and check their backends each for itself: each sends its own.
+    sends = view.pairing is None or view.pairing.cluster_writer or view.role == "active"
+    return NodeView(view.name, sends)

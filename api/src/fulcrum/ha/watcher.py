@@ -1,6 +1,7 @@
 """The HA watcher: every `ha_sync_interval` seconds (and at once after a local change) it reads
 this node's VRRP state from the data plane (recording it where keepalived's notification was
-lost, raising an alarm while the role cannot be read), polls the peer, records reachability,
+lost, raising an alarm while the role cannot be read), polls the peer (on a cluster's writer:
+every member, fulcrum.ha.cluster), records reachability,
 pushes the shared configuration when the peer is behind, notices a conflict, watches for a
 split brain, stepping this node down if it is the one to yield, and takes the VIPs back when the
 groups preempt and this node's synced connection table has caught up (fulcrum.ha.failback).
@@ -12,7 +13,7 @@ import logging
 import threading
 import time
 
-from fulcrum.ha import events, failback, local, membership, replication
+from fulcrum.ha import cluster, events, failback, local, membership, replication
 from fulcrum.ha.peer_client import PeerAuthFailed, PeerError, PeerUntrusted
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.ha.status import both_master, by_priority, relation
@@ -101,6 +102,7 @@ def tick(runtime: HaRuntime) -> None:
 
 def _tick(runtime: HaRuntime) -> None:
     membership.announce_certificate(runtime)  # first: the peer cannot reach a renewed certificate before it
+    cluster.tick(runtime)  # a cluster's writer: every member (no pairing of its own, so poll() stops)
     polled = poll(runtime)
     if polled is None:
         return
@@ -130,7 +132,16 @@ def _tick(runtime: HaRuntime) -> None:
             )
     elif seen == "peer_behind":
         assert view.head is not None
-        if runtime.may_push(view.head.lineage):
+        if view.pairing is not None and view.pairing.cluster_writer:
+            # A member never pushes: its writer's history lost what the member has (a restore?).
+            runtime.set_sync(
+                "peer_behind",
+                f"the cluster's writer {peer.name} has older configuration than this node (its revision "
+                f"{peer_revision}); sync this member from there",
+                peer_revision,
+                peer_hash,
+            )
+        elif runtime.may_push(view.head.lineage):
             replication.push(runtime)
         else:
             with runtime.lock:

@@ -120,3 +120,9 @@ class CertificateAnnouncement(_Message):
 class MaintenanceOrder(_Message):
     enabled: bool
     reason: Annotated[str, StringConstraints(max_length=200)] = ""
+
+
+class ClusterMembership(_Message):
+    """The writer that has just paired with this node makes it a member of its cluster."""
+
+    writer: Name

@@ -4,7 +4,7 @@ from fulcrum.models.alert import AlertChannel, AlertCondition, AlertRule
 from fulcrum.models.audit import AuditEntry
 from fulcrum.models.bgp import BgpSettings
 from fulcrum.models.event import Event
-from fulcrum.models.ha import FirewallSettings, NodeSettings, VipGroup
+from fulcrum.models.ha import ClusterMember, FirewallSettings, NodeSettings, VipGroup
 from fulcrum.models.login import AccountLoginFailures, AddressLoginFailures
 from fulcrum.models.network import NetworkSettings
 from fulcrum.models.revision import GOOD_STATES, Revision, RevisionState
@@ -22,6 +22,7 @@ __all__ = [
     "AuthToken",
     "Backend",
     "BgpSettings",
+    "ClusterMember",
     "Event",
     "FirewallSettings",
     "NetworkSettings",

@@ -32,6 +32,11 @@ EventKind = Literal[
     "ha.failback_waiting",
     "ha.failback",
     "ha.upgrade",  # a pair upgrade started, done or stopped (fulcrum.ha.pair_upgrade)
+    # A cluster behind BGP ECMP (fulcrum.ha.cluster): a member joined, was drained or removed,
+    # stopped or started answering the writer.
+    "ha.cluster_member",
+    "ha.member_unreachable",
+    "ha.member_reachable",
     # The node itself.
     "apply.failed",  # a commit, rollback or replicated revision failed to apply (step and error)
     "revision.confirm_reverted",  # a commit-confirmed revision was not confirmed in time: rolled back

@@ -1,5 +1,5 @@
-"""High-availability and appliance-wide settings: VIP groups (shared), node and firewall, and the
-HA pairing with the peer node."""
+"""High-availability and appliance-wide settings: VIP groups (shared), node and firewall, the
+HA pairing with the peer node and, on a cluster's writer, its members."""
 
 from __future__ import annotations
 
@@ -64,6 +64,24 @@ class HaPairing(Base):
     # This node's certificate as the peer has pinned it; a renewed certificate differs and is
     # announced to the peer in a signed request.
     announced_certificate: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # The peer is the writer of a cluster this node is a member of (fulcrum.ha.cluster), not the
+    # other node of an HA pair: this node takes the writer's configuration and never writes.
+    cluster_writer: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
+
+
+class ClusterMember(Base):
+    """On a cluster's writer, one row per member node: the same trust as a pairing, once per member
+    (the pairing exchange's key, the member's certificate pinned). Node-local, like the pairing;
+    no API answer, event, audit entry or log line carries the key."""
+
+    __tablename__ = "cluster_members"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(63), unique=True)
+    url: Mapped[str] = mapped_column(String(255), unique=True)
+    key: Mapped[str] = mapped_column(String(64))  # 32 bytes, hex
+    certificate: Mapped[str | None] = mapped_column(String(64), nullable=True)  # SHA-256, pinned
+    joined_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class HaPairingCode(Base):

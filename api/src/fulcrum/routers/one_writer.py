@@ -1,9 +1,10 @@
 """The one-writer rule of an HA pair, enforced in one place for every route of the API.
 
 On a paired node that is not the writer, every change is answered 409 standby_read_only, naming
-the active node. A route is exempt only if it says so with a mark on its endpoint: `any_node` (it
-changes this node's own state, a session, or it is the peer link) or `node_local_commit` (a
-commit, allowed when it changes only node-local settings). main.py puts `one_writer` on every
+the active node (on a cluster's member: cluster_member_read_only, naming the cluster's writer).
+A route is exempt only if it says so with a mark on its endpoint: `any_node` (it changes this
+node's own state, a session, or it is the peer link) or `node_local_commit` (a commit, allowed
+when it changes only node-local settings). main.py puts `one_writer` on every
 router, so a new route is refused on a standby until it is marked.
 """
 
@@ -99,6 +100,13 @@ def _refuse(view: LocalView, runtime: HaRuntime, extra: str = "") -> StandbyRead
     assert view.pairing is not None
     peer = runtime.peer.status
     name = peer.name if peer else view.pairing.peer_name
+    if view.pairing.cluster_writer:
+        return StandbyReadOnly(
+            f"this node is a member of the cluster led by {view.pairing.peer_name}; make changes on "
+            f"{view.pairing.peer_name} at {view.pairing.peer_url}{extra}",
+            code="cluster_member_read_only",
+            active_url=view.pairing.peer_url,
+        )
     role = "standby" if view.role in ("standby", "unknown") else view.role
     return StandbyReadOnly(
         f"this node is {role}; make changes on the active node {name} at {view.pairing.peer_url}{extra}",

@@ -14,12 +14,15 @@ from typing import Annotated
 from fastapi import Path, Query
 from pydantic import BeforeValidator
 
+from fulcrum.config.types import NAME_PATTERN
+
 MAX_SQL_INT = 2**63 - 1
 
 MiB = 1 << 20
 DEFAULT_MAX_BODY = 1 * MiB  # a route that takes more says so: @router.post(..., max_body_size=16 * MiB)
 
 RowId = Annotated[int, Path(ge=1, le=MAX_SQL_INT)]
+NodeName = Annotated[str, Path(pattern=NAME_PATTERN)]  # a node's name (fulcrum.config.types.Name)
 RevisionNumber = Annotated[int, Path(ge=1, le=MAX_SQL_INT)]
 Offset = Annotated[int, Query(ge=0, le=MAX_SQL_INT)]
 

@@ -9,23 +9,27 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response, status
 from fastapi.concurrency import run_in_threadpool
+from sqlalchemy import select
 
 from fulcrum.db import SessionDep, begin_write, end_read, writes_late
 from fulcrum.deps import ApplierDep, CommitLock, HaRuntimeDep, SettingsDep, client_address
-from fulcrum.errors import NotFound, Unauthorized
-from fulcrum.ha import handover, membership, peer_firmware, replication, view, wire
+from fulcrum.errors import Forbidden, NotFound, Unauthorized
+from fulcrum.ha import cluster, handover, membership, peer_firmware, replication, view, wire
 from fulcrum.ha.asgi import STATE_KEY
 from fulcrum.ha.nonces import StoredNonces
 from fulcrum.ha.pairing import current_pairing
 from fulcrum.ha.peer_auth import (
+    NODE,
     PeerAuthError,
     SignedHeaders,
     check_signature,
     declared_content_sha256,
     verify_request,
 )
+from fulcrum.models.ha import ClusterMember
 from fulcrum.routers.one_writer import any_node
 from fulcrum.routers.params import MiB
+from fulcrum.schemas.cluster import ClusterStatus
 from fulcrum.schemas.firmware import FirmwareBundle, FirmwareStatus
 from fulcrum.schemas.ha import MaintenanceState
 from fulcrum.services import audit, firmware, firmware_upgrade
@@ -42,36 +46,55 @@ async def _raw_body(request: Request) -> bytes:
 class Caller:
     node: str
     actor: audit.Actor
+    member: bool = False  # a member of the cluster this node leads (fulcrum.ha.cluster)
 
 
-def _pair_key(session: SessionDep) -> bytes:
+# What a cluster's member may ask its writer, by endpoint: its status (the member's watcher), the
+# cluster's picture (the member's dashboard), and to be forgotten (the member left: unpaired there).
+# Nothing that changes the writer's configuration or state.
+MEMBER_MAY_CALL = frozenset({"peer_status", "cluster_picture", "unpair"})
+
+
+def _peer_key(session: SessionDep, request: Request) -> tuple[bytes, bool]:
+    """The key the request must be signed with, and whether the caller is a cluster member: the
+    pair key; on a cluster's writer, the key of the member the request names (its signature then
+    proves the name)."""
     pairing = current_pairing(session)
-    if pairing is None:
+    if pairing is not None:
+        return bytes.fromhex(pairing.key), False
+    name = request.headers.get(NODE.lower(), "")
+    member = session.scalar(select(ClusterMember).where(ClusterMember.name == name)) if name else None
+    if member is None:
         raise Unauthorized("peer request refused: this node is not paired")
-    return bytes.fromhex(pairing.key)
+    return bytes.fromhex(member.key), True
 
 
 def _signed_path(request: Request) -> str:
     return request.url.path + (f"?{request.url.query}" if request.url.query else "")
 
 
-def _caller(request: Request, key: bytes, signed: SignedHeaders) -> Caller:
-    setattr(request.state, STATE_KEY, (key, signed.nonce))  # the answer is signed with the pair key
-    return Caller(signed.node, audit.Actor(username=f"peer:{signed.node}", source=client_address(request)))
+def _caller(request: Request, key: bytes, signed: SignedHeaders, member: bool) -> Caller:
+    setattr(request.state, STATE_KEY, (key, signed.nonce))  # the answer is signed with the same key
+    if member and getattr(request.scope.get("endpoint"), "__name__", None) not in MEMBER_MAY_CALL:
+        raise Forbidden(
+            f"{signed.node} is a member of this node's cluster: it may only read the writer's status"
+        )
+    actor = audit.Actor(username=f"peer:{signed.node}", source=client_address(request))
+    return Caller(signed.node, actor, member)
 
 
 def signed_by_peer(
     request: Request, session: SessionDep, body: Annotated[bytes, Depends(_raw_body)]
 ) -> Caller:
     begin_write(session)  # a GET too: its nonce is stored (a no-op where the request already writes)
-    key = _pair_key(session)
+    key, member = _peer_key(session, request)
     try:
         signed = verify_request(
             key, StoredNonces(session), request.method, _signed_path(request), dict(request.headers), body
         )
     except PeerAuthError as error:
         raise Unauthorized(f"peer request refused: {error}") from None
-    return _caller(request, key, signed)
+    return _caller(request, key, signed, member)
 
 
 Peer = Annotated[Caller, Depends(signed_by_peer)]
@@ -88,14 +111,14 @@ def streamed_by_peer(request: Request, session: SessionDep) -> StreamCaller:
     """A request whose body is too large to hold (a firmware bundle): its signature is checked here
     against the SHA-256 the peer declares, before the body is read; the body and the nonce are
     checked once the body is in (fulcrum.ha.peer_firmware)."""
-    key = _pair_key(session)
+    key, member = _peer_key(session, request)
     headers = dict(request.headers)
     try:
         declared = declared_content_sha256(headers)
         signed = check_signature(key, request.method, _signed_path(request), headers, declared)
     except PeerAuthError as error:
         raise Unauthorized(f"peer request refused: {error}") from None
-    return StreamCaller(_caller(request, key, signed), signed, declared)
+    return StreamCaller(_caller(request, key, signed, member), signed, declared)
 
 
 PeerStream = Annotated[StreamCaller, Depends(streamed_by_peer)]
@@ -110,13 +133,34 @@ def pair(body: wire.Offer, request: Request, session: SessionDep, runtime: HaRun
 @router.delete("/pair", status_code=status.HTTP_204_NO_CONTENT, summary="The peer unpaired")
 @any_node
 def unpair(caller: Peer, session: SessionDep, runtime: HaRuntimeDep) -> Response:
-    membership.unpaired_by_peer(session, runtime, caller.actor)
+    if caller.member:
+        cluster.left(session, runtime, caller.actor, caller.node)
+    else:
+        membership.unpaired_by_peer(session, runtime, caller.actor)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.get("/status", summary="This node's HA state, for the peer's watcher")
 def peer_status(_: Peer, session: SessionDep, runtime: HaRuntimeDep) -> wire.PeerStatus:
     return view.peer_status(session, runtime)
+
+
+@router.post(
+    "/cluster",
+    status_code=status.HTTP_204_NO_CONTENT,
+    summary="The writer just paired with makes this node a member",
+)
+@any_node
+def join_cluster(
+    body: wire.ClusterMembership, caller: Peer, session: SessionDep, runtime: HaRuntimeDep
+) -> Response:
+    cluster.joined(session, runtime, caller.actor, body.writer)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/cluster", summary="The writer's picture of its cluster, for a member's dashboard")
+def cluster_picture(_: Peer, session: SessionDep, runtime: HaRuntimeDep) -> ClusterStatus:
+    return cluster.status(session, runtime)
 
 
 @router.get("/config", summary="This node's head revision's shared configuration and users")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ipaddress
 from datetime import datetime
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
 from fulcrum.config import snapshot
 from fulcrum.schemas._partial import derived_model
@@ -150,7 +152,30 @@ class PairingCode(BaseModel):
     expires_at: datetime
 
 
-PeerUrl = Annotated[str, StringConstraints(pattern=r"^https?://[A-Za-z0-9.\-\[\]:]+/?$", max_length=200)]
+def _usable_origin(value: str) -> str:
+    """The pattern allows what urllib cannot use as an address: a port beyond 65535, unbalanced
+    brackets, brackets round what is not an IPv6 address. Said here, as a 422 naming the field."""
+    try:
+        parts = urlsplit(value)
+        port = parts.port
+    except ValueError as error:
+        raise ValueError(f"not a usable address: {error}") from None
+    host = parts.hostname or ""
+    if not host or port == 0:
+        raise ValueError("not a usable address: it needs a host (and a port from 1 to 65535, if any)")
+    if "[" in parts.netloc or "]" in parts.netloc:
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise ValueError(f"not a usable address: [{host}] is not an IPv6 address") from None
+    return value
+
+
+PeerUrl = Annotated[
+    str,
+    StringConstraints(pattern=r"^https?://[A-Za-z0-9.\-\[\]:]+/?$", max_length=200),
+    AfterValidator(_usable_origin),
+]
 
 
 class PairRequest(BaseModel):

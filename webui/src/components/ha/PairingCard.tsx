@@ -22,7 +22,7 @@ export function PairingCard({ status }: { status: HaStatus }) {
         <Paired status={status} canPair={canPair} />
       ) : canPair ? (
         <SimpleGrid cols={{ base: 1, md: 2 }} spacing="xl" mt="sm">
-          <ShowCode />
+          <ShowCode {...PAIR_WITH_THIS} />
           <PairForm thisNode={status.node.name} />
         </SimpleGrid>
       ) : (
@@ -34,18 +34,23 @@ export function PairingCard({ status }: { status: HaStatus }) {
   );
 }
 
-/** On node B: a one-time code to type into node A. */
-function ShowCode() {
+const PAIR_WITH_THIS = {
+  title: 'Let another node pair with this one',
+  description:
+    'Show a one-time code here, then enter it, with this node’s address, on the other node. Its configuration then replaces this node’s.',
+};
+
+/** On node B (or a cluster's new member): a one-time code to type into node A (or the writer). */
+export function ShowCode({ title, description }: { title: string; description: string } = PAIR_WITH_THIS) {
   const issue = useMutation(pairingCodeMutation());
   const [code, setCode] = useState<PairingCode | null>(null);
   return (
     <Stack gap="xs">
       <Text fw={600} size="sm">
-        Let another node pair with this one
+        {title}
       </Text>
       <Text size="sm" c="dimmed">
-        Show a one-time code here, then enter it, with this node’s address, on the other node. Its configuration then
-        replaces this node’s.
+        {description}
       </Text>
       {code && (
         <Alert color="blue" title="Pairing code">
