@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from fulcrum.config.snapshot import ConfigSnapshot
 from fulcrum.render import NodeHealth, RuntimePaths, render_keepalived
+from fulcrum.services.lineage import shared_part
 
 
 def test_matches_golden(golden_case: Any, assert_golden: Callable[[str, str], None]) -> None:
@@ -284,3 +285,28 @@ def test_node_health_settings_are_plain(field: str, value: object) -> None:
 def test_node_interfaces_are_checked(node: dict[str, Any], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         ConfigSnapshot.model_validate(_pair(**node))
+
+
+def test_every_cluster_member_renders_the_writers_virtual_servers_alike(clustered_snapshot: ConfigSnapshot) -> None:
+    """A member runs the writer's shared part with its own node and BGP settings (as
+    fulcrum.ha.replication merges them): mh picks the same backend on every node only if every node
+    lists the same real servers in the same order, whatever its own name, priority or router ID."""
+    member = ConfigSnapshot.model_validate(
+        {
+            **shared_part(clustered_snapshot),
+            "node": {"name": "lb2", "priority": 50},
+            "bgp": {**clustered_snapshot.model_dump(mode="json")["bgp"], "router_id": "10.0.1.2"},
+        }
+    )
+    runtime = RuntimePaths(maintenance_file="/m")
+    writer_file, member_file = (render_keepalived(s, runtime) for s in (clustered_snapshot, member))
+    assert "router_id lb2" in member_file and "router_id lb2" not in writer_file  # each its own node
+
+    def virtual_servers(rendered: str) -> str:
+        return rendered[rendered.index("# service ") :]
+
+    assert virtual_servers(member_file) == virtual_servers(writer_file)
+    web = virtual_servers(writer_file).split("# service web")[1]
+    assert [line.split()[1] for line in web.splitlines() if "real_server" in line] == [
+        "10.0.0.13", "10.0.0.11", "10.0.0.12",
+    ]  # fmt: skip

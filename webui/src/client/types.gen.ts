@@ -1584,6 +1584,10 @@ export type HaPeer = {
  */
 export type HaStatus = {
     active: ActiveNode;
+    /**
+     * Cluster
+     */
+    cluster?: 'writer' | 'member' | 'none';
     conn_sync: ConnSync;
     node: HaNode;
     peer: HaPeer | null;

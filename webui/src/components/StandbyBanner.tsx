@@ -5,7 +5,7 @@ import { haStatusQuery } from '../api/queries/ha';
 import { standbyRefusals, useStandbyRefusal } from '../api/standbyRefusal';
 import { standbyNotice } from '../lib/ha';
 
-/** On a paired standby: where the shared configuration is edited (the API refuses it here). */
+/** On a paired standby or a cluster's member: where the shared configuration is edited (the API refuses it here). */
 export function StandbyBanner() {
   const status = useQuery(haStatusQuery());
   const refusal = useStandbyRefusal();
@@ -26,7 +26,7 @@ export function StandbyBanner() {
       <Text size="sm" mt={4}>
         {notice.activeUrl && (
           <>
-            Open the active node:{' '}
+            Open {notice.writerLabel ?? 'the active node'}:{' '}
             <Anchor href={notice.activeUrl} target="_blank" rel="noreferrer" fw={600}>
               {notice.activeUrl}
             </Anchor>

@@ -191,6 +191,12 @@ describe('standbyNotice', () => {
     expect(standbyNotice(pair.splitOnLb1, null)).toBeNull();
     expect(standbyNotice(pair.splitHeldOnLb2, null)).toMatchObject({ title: 'Read-only here: make changes on the active node lb1', activeUrl: LB1 });
   });
+  it('on a cluster’s member: names the writer, whatever the roles (every node of a cluster is active)', () => {
+    const member = { ...status({ node: { name: 'lb2', role: 'active', writer: false }, peer: { name: 'lb1', url: LB1, role: 'active', writer: true } }), cluster: 'member' as const };
+    expect(standbyNotice(member, null)).toMatchObject({ title: 'Read-only here: make changes on the cluster’s writer lb1', activeUrl: LB1, writerLabel: 'the cluster’s writer' });
+    expect(standbyNotice(member, null)!.message).toMatch(/^This node \(lb2\) is a member of the cluster led by lb1: /);
+    expect(standbyNotice({ ...status({ peer: null }), cluster: 'writer' }, null)).toBeNull();
+  });
   it('is absent on the writer and on a lone node', () => {
     expect(standbyNotice(status(), null)).toBeNull();
     expect(standbyNotice(status({ peer: null, sync: { state: 'unpaired' } }), null)).toBeNull();

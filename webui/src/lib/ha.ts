@@ -243,7 +243,8 @@ export function roleIsAlarm(role: Role | null): boolean {
 }
 
 /** activeUrl is null when no node is active: the banner then sends the operator nowhere. */
-export type StandbyNotice = { title: string; activeUrl: string | null; message: string };
+/** `writerLabel`: what the link opens ("the active node", "the cluster's writer"). */
+export type StandbyNotice = { title: string; activeUrl: string | null; message: string; writerLabel?: string };
 
 /**
  * Where changes are made while this node is a paired standby: from the status (before anyone
@@ -251,6 +252,15 @@ export type StandbyNotice = { title: string; activeUrl: string | null; message: 
  * active: never one in maintenance, in FAULT or of unknown role.
  */
 export function standbyNotice(status: HaStatus | undefined, refusal: ApiError | null): StandbyNotice | null {
+  if (status?.peer && status.cluster === 'member') {
+    // A cluster's member never writes, whatever the roles: its writer is the node that added it.
+    return {
+      title: `Read-only here: make changes on the cluster’s writer ${status.peer.name}`,
+      activeUrl: status.peer.url,
+      message: `This node (${status.node.name}) is a member of the cluster led by ${status.peer.name}: the shared configuration (services, VIP groups, firewall, users) is read-only here.`,
+      writerLabel: 'the cluster’s writer',
+    };
+  }
   if (status?.peer && !status.node.writer) {
     const peer = status.peer;
     const readOnly = `This node (${status.node.name}) is ${rolePhrase(status.node)}: the shared configuration (services, VIP groups, firewall, users) is read-only here.`;

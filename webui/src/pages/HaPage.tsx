@@ -17,6 +17,7 @@ import { useCan } from '../auth/useCurrentUser';
 import type { Node, VipGroupRead } from '../client/types.gen';
 import { ConsoleAccessCard } from '../components/ha/ConsoleAccessCard';
 import { PeerCard, SplitBrainAlert, ThisNodeCard } from '../components/ha/NodeCards';
+import { ClusterMembershipCard } from '../components/cluster/ClusterMembershipCard';
 import { PairingCard } from '../components/ha/PairingCard';
 import { ConnSyncCard, TransitionsCard } from '../components/ha/PairStateCards';
 import { PairUpgradeCard } from '../components/ha/PairUpgradeCard';
@@ -55,8 +56,14 @@ export default function HaPage() {
               <TransitionsCard status={status.data} />
             </Stack>
           </SimpleGrid>
-          <PairUpgradeCard status={status.data} />
-          <PairingCard status={status.data} />
+          {status.data.cluster === 'writer' || status.data.cluster === 'member' ? (
+            <ClusterMembershipCard status={status.data} />
+          ) : (
+            <>
+              <PairUpgradeCard status={status.data} />
+              <PairingCard status={status.data} />
+            </>
+          )}
         </>
       ) : (
         !status.error && <PageLoader />

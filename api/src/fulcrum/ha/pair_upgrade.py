@@ -139,6 +139,11 @@ def _checked_record(runtime: HaRuntime, actor: audit.Actor) -> PairUpgrade:
     with runtime.session_scope() as session:
         view = local_view(session, runtime)
         pairing = replication.require_pairing(session)
+    if pairing.cluster_writer:
+        raise Conflict(
+            "this node is a member of a cluster, not one node of a pair: upgrade a cluster's nodes one at a "
+            "time (drain it on the writer, upgrade it on its Firmware page, return it to service)"
+        )
     if view.role != "active":
         raise Conflict(f"a pair upgrade starts on the active node; this node is {view.role}")
     with runtime.lock:

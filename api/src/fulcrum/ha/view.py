@@ -37,6 +37,13 @@ from fulcrum.services.ha_config import get_node
 log = logging.getLogger(__name__)
 
 
+def cluster_role(session: Session, pairing: HaPairing | None) -> str:
+    """writer, member or none (fulcrum.ha.cluster)."""
+    if pairing is not None:
+        return "member" if pairing.cluster_writer else "none"
+    return "writer" if session.scalar(select(ClusterMember.id).limit(1)) is not None else "none"
+
+
 @dataclass(frozen=True)
 class LocalView:
     pairing: HaPairing | None
@@ -92,10 +99,8 @@ def local_view(session: Session, runtime: HaRuntime) -> LocalView:
         groups.append(
             local.GroupState(group.name, state, runtime.since(group.name, state, told.state, told.at), held)
         )
-    in_cluster = (pairing is not None and pairing.cluster_writer) or (
-        pairing is None and session.scalar(select(ClusterMember.id).limit(1)) is not None
-    )
-    if in_cluster and not groups:
+    cluster = cluster_role(session, pairing)
+    if cluster != "none" and not groups:
         # Every node of a cluster announces the VIPs and balances (no VRRP decides who does).
         role = "maintenance" if maintenance else "active"
     elif pairing is None:
@@ -223,6 +228,7 @@ def ha_status(session: Session, runtime: HaRuntime) -> HaStatus:
         split = runtime.split
         unknown = view.role == "unknown"
         return HaStatus(
+            cluster=cluster_role(session, view.pairing),  # type: ignore[arg-type]  # the model checks the literal
             node=HaNode(
                 name=view.name,
                 # LocalView keeps it as a str; the model checks the literal.

@@ -139,6 +139,9 @@ class Transition(BaseModel):
 
 class HaStatus(BaseModel):
     node: HaNode
+    # A cluster's writer or member (fulcrum.ha.cluster): the peer, if any, is then its writer,
+    # not the other node of a pair; the cluster's own picture is GET /cluster.
+    cluster: Literal["writer", "member", "none"] = "none"
     peer: HaPeer | None
     active: ActiveNode
     sync: HaSync

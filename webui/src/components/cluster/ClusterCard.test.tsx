@@ -68,7 +68,7 @@ describe('ClusterCard', () => {
     show(WRITER, 'viewer');
     const table = await screen.findByRole('table', { name: 'Cluster nodes' });
     expect(cells(table)).toEqual([
-      ['lb1writerthis node', 'balancing', 'revision 7', '50 (50 %)', '0.1.0'],
+      ['lb1writerthis node', 'in service', 'revision 7', '50 (50 %)', '0.1.0'],
       ['lb2http://10.0.0.2:8000', 'drained', 'in syncits revision 3', '30 (30 %)', '0.1.0'],
       ['lb3http://10.0.0.3:8000', 'unreachable', 'unreachableits revision 3', '—', '0.1.0'],
     ]);

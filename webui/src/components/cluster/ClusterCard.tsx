@@ -151,7 +151,7 @@ function NodeState({ node }: { node: ClusterNode }) {
     );
   }
   if (node.reachable === null) return <Badge color="gray">not asked yet</Badge>;
-  return node.maintenance ? <Badge color="orange">drained</Badge> : <Badge color="green">balancing</Badge>;
+  return node.maintenance ? <Badge color="orange">drained</Badge> : <Badge color="green">in service</Badge>;
 }
 
 /** What each member action does, said before it is done. */
