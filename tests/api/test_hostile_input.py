@@ -147,10 +147,13 @@ def test_a_client_hanging_up_mid_body_gets_a_4xx_not_a_server_error(
 
 @pytest.mark.parametrize("path", ["/api/v1/ha/pair", "/api/v1/cluster/members"])
 @pytest.mark.parametrize(
-    "url", ["http://lb2:99999", "http://lb2:0", "http://[zz", "http://[::1", "http://lb2:80:80", "http://[lb2]:80"]
+    "url",
+    ["http://lb2:99999", "http://lb2:0", "http://[zz", "http://[::1", "http://lb2:80:80", "http://[lb2]:80",
+     f"http://{'a' * 64}.example", "http://lb2..example"],
 )
 def test_an_address_urllib_cannot_use_is_a_422_at_its_field(client: TestClient, path: str, url: str) -> None:
-    """The URL pattern lets these through; each was a 500 (urllib's ValueError) before it was checked."""
+    """The URL pattern lets these through; each was a 500 (urllib's ValueError, the resolver's
+    UnicodeError) before it was checked."""
     for field in ("peer_url", "local_url"):
         body = {"peer_url": "http://192.0.2.2", "code": "AAAA-BBBB-CCCC", field: url}
         response = client.post(path, json=body)

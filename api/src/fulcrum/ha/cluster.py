@@ -81,8 +81,9 @@ def join(runtime: HaRuntime, actor: audit.Actor, request: PairRequest) -> JoinRe
         if session.scalar(select(ClusterMember).where(ClusterMember.url == url)) is not None:
             raise Conflict(f"{url} is a member already")
         name = get_node(session).name
+    exchanged = membership.exchange(runtime, name, request.peer_url, request.code, request.local_url)
+    # From here to the forced push, no watcher round: it would push to the new member first.
     with runtime.pairing_lock:
-        exchanged = membership.exchange(runtime, name, request.peer_url, request.code, request.local_url)
         member = ClusterMember(
             name=exchanged.answer.node,
             url=exchanged.peer_url,
@@ -403,8 +404,8 @@ def _follow(runtime: HaRuntime, name: str, status: PeerStatus) -> None:
 def joined(session: Session, runtime: HaRuntime, actor: audit.Actor, writer: str) -> None:
     """On the new member: the node it has just paired with leads a cluster."""
     pairing = session.get(HaPairing, 1)
-    if pairing is None:
-        raise Conflict("this node is not paired with the writer")
+    if pairing is None or pairing.peer_name != writer:
+        raise Conflict(f"this node is not paired with {writer}, so it cannot be its member")
     membership.refuse_if_cluster_writer(session, "join another cluster")
     pairing.cluster_writer = True
     session.flush()

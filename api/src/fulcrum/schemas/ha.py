@@ -156,8 +156,9 @@ class PairingCode(BaseModel):
 
 
 def _usable_origin(value: str) -> str:
-    """The pattern allows what urllib cannot use as an address: a port beyond 65535, unbalanced
-    brackets, brackets round what is not an IPv6 address. Said here, as a 422 naming the field."""
+    """The pattern allows what urllib or the resolver cannot use as an address: a port beyond 65535,
+    unbalanced brackets, brackets round what is not an IPv6 address, a host name label longer than
+    63 characters or empty. Said here, as a 422 naming the field."""
     try:
         parts = urlsplit(value)
         port = parts.port
@@ -171,6 +172,11 @@ def _usable_origin(value: str) -> str:
             ipaddress.IPv6Address(host)
         except ValueError:
             raise ValueError(f"not a usable address: [{host}] is not an IPv6 address") from None
+        return value
+    try:
+        host.encode("idna")  # as the resolver will: labels of 1 to 63 characters
+    except UnicodeError:
+        raise ValueError("not a usable address: a host name's labels are 1 to 63 characters") from None
     return value
 
 
