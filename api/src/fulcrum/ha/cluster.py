@@ -184,31 +184,31 @@ def remove(runtime: HaRuntime, actor: audit.Actor, name: str, force: bool) -> Re
             f"{name} was not told ({error}); if it comes back, it still announces: drain or unpair it there"
         )
     with runtime.session_scope() as session:
-        begin_write(session)
-        session.delete(member_named(session, name))
-        audit.record(session, actor, "cluster.remove", name, {"told": told, "force": force})
-        events.emit(
-            runtime.telemetry, "ha.cluster_member", Severity.WARNING,
-            f"{name} was removed from the cluster: {told}",
-            {"member": name, "change": "removed"},
-            session=session,
-        )  # fmt: skip
-    with runtime.lock:
-        runtime.members.pop(name, None)
+        message = f"{name} was removed from the cluster: {told}"
+        _forget(session, runtime, actor, name, "removed", message, {"told": told, "force": force})
     return RemoveResult(member=name, told=told)
 
 
 def left(session: Session, runtime: HaRuntime, actor: audit.Actor, name: str) -> None:
     """A member unpaired itself (on its own dashboard): forget it here too."""
+    message = f"{name} left the cluster: it no longer takes this node's configuration"
+    _forget(session, runtime, actor, name, "left", message, {"by": "member"})
+
+
+def _forget(
+    session: Session,
+    runtime: HaRuntime,
+    actor: audit.Actor,
+    name: str,
+    change: str,
+    message: str,
+    detail: dict[str, object],
+) -> None:
     begin_write(session)
     session.delete(member_named(session, name))
-    audit.record(session, actor, "cluster.remove", name, {"by": "member"})
-    events.emit(
-        runtime.telemetry, "ha.cluster_member", Severity.WARNING,
-        f"{name} left the cluster: it no longer takes this node's configuration",
-        {"member": name, "change": "left"},
-        session=session,
-    )  # fmt: skip
+    audit.record(session, actor, "cluster.remove", name, detail)
+    events.emit(runtime.telemetry, "ha.cluster_member", Severity.WARNING, message,
+                {"member": name, "change": change}, session=session)  # fmt: skip
     with runtime.lock:
         runtime.members.pop(name, None)
 
