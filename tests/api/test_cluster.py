@@ -90,6 +90,13 @@ def test_a_writer_adds_members_whose_every_commit_reaches_them_and_who_only_read
         assert lb2.post("/cluster/members", {"peer_url": lb3.url, "code": "AAAA-BBBB-CCCC"}, expect=409)[
             "code"] == "cluster_member_read_only"  # fmt: skip
         assert lb2.get("/node")["name"] == "lb2" and lb2.ha_status()["node"]["writer"] is False
+        # ... but not its name, by which the writer finds its key (its requests would be refused).
+        for call in (lambda: lb2.patch("/node", {"name": "lb9"}, expect=422),
+                     lambda: lb2.put("/node", {"name": "lb9"}, expect=422)):  # fmt: skip
+            error = call()
+            assert error["detail"][0]["loc"] == ["body", "name"] and "leave the cluster" in error["detail"][0]["msg"]
+        lb2.patch("/node", {"priority": 50}, expect=200)  # its other settings stay its own
+        assert lb2.get("/node")["name"] == "lb2"
         # Every node of a cluster balances: none is a standby, nor "unknown" for want of VRRP.
         assert lb2.ha_status()["node"]["role"] == writer.ha_status()["node"]["role"] == "active"
 

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from fulcrum.config import snapshot as spec
 from fulcrum.errors import ConfigInvalid, NotFound
 from fulcrum.models import VipGroup
+from fulcrum.models.ha import HaPairing
 from fulcrum.services import audit
 from fulcrum.services.candidate import (
     check_groups_and_node,
@@ -84,9 +85,9 @@ def get_node(session: Session) -> spec.Node:
 
 
 def set_node(session: Session, actor: audit.Actor, request: BaseModel) -> spec.Node:
-    return _store_singleton(
-        session, actor, "node.update", node_row(session), spec.Node, request.model_dump(mode="json")
-    )
+    data = request.model_dump(mode="json")
+    _refuse_member_rename(session, data.get("name"))
+    return _store_singleton(session, actor, "node.update", node_row(session), spec.Node, data)
 
 
 def update_node(session: Session, actor: audit.Actor, request: BaseModel) -> spec.Node:
@@ -95,7 +96,22 @@ def update_node(session: Session, actor: audit.Actor, request: BaseModel) -> spe
         **get_node(session).model_dump(mode="json"),
         **request.model_dump(mode="json", exclude_unset=True),
     }
+    _refuse_member_rename(session, data.get("name"))
     return _store_singleton(session, actor, "node.update", node_row(session), spec.Node, data)
+
+
+def _refuse_member_rename(session: Session, name: object) -> None:
+    """A cluster's writer finds a member's key by the name the member signs its requests with
+    (fulcrum.routers.peer): renamed, the member could no longer reach it."""
+    pairing = session.get(HaPairing, 1)
+    current = get_node(session).name
+    if pairing is None or not pairing.cluster_writer or name == current:
+        return
+    raise ConfigInvalid(
+        [{"loc": ["body", "name"], "type": "value_error",
+          "msg": f"this node is a member of the cluster led by {pairing.peer_name}, which knows it as "
+                 f"{current}; leave the cluster (or have {pairing.peer_name} remove it) to rename it"}]
+    )  # fmt: skip
 
 
 def get_firewall(session: Session) -> spec.Firewall:
