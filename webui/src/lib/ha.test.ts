@@ -197,6 +197,12 @@ describe('standbyNotice', () => {
     expect(standbyNotice(member, null)!.message).toMatch(/^This node \(lb2\) is a member of the cluster led by lb1: /);
     expect(standbyNotice({ ...status({ peer: null }), cluster: 'writer' }, null)).toBeNull();
   });
+  it('is absent on a cluster’s writer, whose sync says where its configuration goes', () => {
+    const writer = { ...status({ peer: null, sync: { state: 'unpaired' } }), cluster: 'writer' as const };
+    expect(standbyNotice(writer, null)).toBeNull();
+    expect(syncSummary(writer)).toMatchObject({ title: 'Leads a cluster', tone: 'blue' });
+    expect(syncSummary(status({ peer: null, sync: { state: 'unpaired' } }))).toMatchObject({ title: 'Not paired' });
+  });
   it('is absent on the writer and on a lone node', () => {
     expect(standbyNotice(status(), null)).toBeNull();
     expect(standbyNotice(status({ peer: null, sync: { state: 'unpaired' } }), null)).toBeNull();

@@ -29,6 +29,10 @@ export function syncSummary(status: HaStatus, now = Date.now()): SyncSummary {
   const peerName = peer?.name ?? 'the peer';
   switch (sync.state) {
     case 'unpaired':
+      if (status.cluster === 'writer') {
+        // The members' sync, one by one, is on the Cluster & BGP page.
+        return { tone: 'blue', title: 'Leads a cluster', detail: 'Not paired: this node’s configuration is copied to the cluster’s members instead.' };
+      }
       return { tone: 'gray', title: 'Not paired', detail: 'This node runs alone: its configuration is not copied anywhere.' };
     case 'in_sync':
       return {

@@ -75,7 +75,9 @@ export function PeerCard({ status }: { status: HaStatus }) {
         <Text size="xs" c="dimmed" tt="uppercase" fw={600}>Peer</Text>
         <Text fw={600} mt={4}>No peer</Text>
         <Text size="sm" c="dimmed">
-          This node runs alone: if it fails, its services stop. Pair it with a second node below.
+          {status.cluster === 'writer'
+            ? 'This node leads a cluster: its members announce the same VIPs and take every commit made here (see the Cluster card below).'
+            : 'This node runs alone: if it fails, its services stop. Pair it with a second node below.'}
         </Text>
       </Card>
     );
