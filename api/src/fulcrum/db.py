@@ -132,6 +132,12 @@ def end_read(session: Session) -> None:
     session.rollback()
 
 
+def end_before_peers(session: Session) -> None:
+    """End the request's (empty) write transaction before the endpoint talks to peers, which can
+    take seconds: what follows writes in short transactions of its own (fulcrum.ha)."""
+    session.commit()
+
+
 def writes_late(endpoint: Callable[P, R]) -> Callable[P, R]:
     """Mark an endpoint that checks a password before it writes. Its session starts as a reader
     (in WAL mode readers neither wait for the writer nor hold it up), so the argon2 check (a tenth

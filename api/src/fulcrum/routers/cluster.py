@@ -7,9 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
-from sqlalchemy.orm import Session
 
-from fulcrum.db import SessionDep
+from fulcrum.db import SessionDep, end_before_peers
 from fulcrum.deps import ActorDep, Admin, HaRuntimeDep, Operator, Viewer
 from fulcrum.ha import cluster
 from fulcrum.routers.params import NodeName
@@ -30,12 +29,6 @@ _MEMBER_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _release(session: Session) -> None:
-    """End the request's (empty) write transaction: what follows talks to members, which can take
-    seconds, and writes in short transactions of its own."""
-    session.commit()
-
-
 @router.get("", summary="Every node of the cluster: revision, sync, maintenance, share of connections")
 def cluster_status(runtime: HaRuntimeDep, session: SessionDep, _: Viewer) -> ClusterStatus:
     return cluster.status(session, runtime)
@@ -50,7 +43,7 @@ def cluster_status(runtime: HaRuntimeDep, session: SessionDep, _: Viewer) -> Clu
 def add_member(
     body: PairRequest, runtime: HaRuntimeDep, session: SessionDep, _: Admin, actor: ActorDep
 ) -> JoinResult:
-    _release(session)
+    end_before_peers(session)
     return cluster.join(runtime, actor, body)
 
 
@@ -60,7 +53,7 @@ def drain_member(
     name: NodeName, body: DrainRequest, runtime: HaRuntimeDep, session: SessionDep, _: Operator,
     actor: ActorDep,
 ) -> MaintenanceState:  # fmt: skip
-    _release(session)
+    end_before_peers(session)
     cluster.drain(runtime, actor, name, body.enabled)
     return MaintenanceState(maintenance=body.enabled, file="")
 
@@ -71,7 +64,7 @@ def sync_member(
     name: NodeName, body: MemberSyncRequest, runtime: HaRuntimeDep, session: SessionDep, _: Operator,
     actor: ActorDep,
 ) -> SyncResult:  # fmt: skip
-    _release(session)
+    end_before_peers(session)
     return cluster.sync_member(runtime, actor, name, body.force)
 
 
@@ -84,5 +77,5 @@ def remove_member(
     name: NodeName, runtime: HaRuntimeDep, session: SessionDep, _: Admin, actor: ActorDep,
     force: bool = False,
 ) -> RemoveResult:  # fmt: skip
-    _release(session)
+    end_before_peers(session)
     return cluster.remove(runtime, actor, name, force)

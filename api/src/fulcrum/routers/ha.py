@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, status
-from sqlalchemy.orm import Session
 
-from fulcrum.db import SessionDep
+from fulcrum.db import SessionDep, end_before_peers
 from fulcrum.deps import ActorDep, Admin, ApplierDep, HaRuntimeDep, Operator, Viewer
 from fulcrum.ha import handover, membership, pair_upgrade, replication, view
 from fulcrum.routers.one_writer import any_node
@@ -33,12 +32,6 @@ router = APIRouter(prefix="/ha", tags=["ha"])
 _PEER_ERRORS: dict[int | str, dict[str, Any]] = {
     409: {"description": "Not paired, or the peer refused or could not be asked"}
 }
-
-
-def _release(session: Session) -> None:
-    """End the request's (empty) write transaction: what follows talks to the peer, which can
-    take seconds, and writes in short transactions of its own."""
-    session.commit()
 
 
 @router.get(
@@ -71,14 +64,14 @@ def pairing_code(session: SessionDep, _: Admin, actor: ActorDep) -> PairingCode:
 def pair(
     body: PairRequest, runtime: HaRuntimeDep, session: SessionDep, _: Admin, actor: ActorDep
 ) -> PairResult:
-    _release(session)
+    end_before_peers(session)
     return membership.pair_with(runtime, actor, body)
 
 
 @router.delete("/pair", summary="Unpair (tells the peer too, if it answers)", responses=_PEER_ERRORS)
 @any_node
 def unpair(runtime: HaRuntimeDep, session: SessionDep, _: Admin, actor: ActorDep) -> UnpairResult:
-    _release(session)
+    end_before_peers(session)
     return UnpairResult(peer=membership.unpair(runtime, actor))
 
 
@@ -89,7 +82,7 @@ def unpair(runtime: HaRuntimeDep, session: SessionDep, _: Admin, actor: ActorDep
 )
 @any_node
 def sync_now(runtime: HaRuntimeDep, session: SessionDep, _: Operator, actor: ActorDep) -> SyncResult:
-    _release(session)
+    end_before_peers(session)
     return replication.sync_now(runtime, actor)
 
 
@@ -107,7 +100,7 @@ def resolve(
     actor: ActorDep,
     applier: ApplierDep,
 ) -> SyncResult:
-    _release(session)
+    end_before_peers(session)
     return replication.resolve(runtime, applier, actor, body.winner)
 
 
@@ -135,7 +128,7 @@ def maintenance(
 )
 @any_node
 def make_active(runtime: HaRuntimeDep, session: SessionDep, _: Operator, actor: ActorDep) -> MakeActiveResult:
-    _release(session)
+    end_before_peers(session)
     return handover.make_active(runtime, actor)
 
 
@@ -146,7 +139,7 @@ def make_active(runtime: HaRuntimeDep, session: SessionDep, _: Operator, actor: 
 )
 @any_node
 def failover_drill(runtime: HaRuntimeDep, session: SessionDep, _: Operator, actor: ActorDep) -> DrillResult:
-    _release(session)
+    end_before_peers(session)
     return handover.drill(runtime, actor)
 
 
@@ -172,7 +165,7 @@ def pair_upgrade_status(runtime: HaRuntimeDep, _: Viewer) -> PairUpgradeStatus:
 def start_pair_upgrade(
     runtime: HaRuntimeDep, session: SessionDep, _: Admin, actor: ActorDep
 ) -> PairUpgradeStatus:
-    _release(session)
+    end_before_peers(session)
     return pair_upgrade.start(runtime, actor)
 
 
@@ -191,5 +184,5 @@ def start_pair_upgrade(
 def stop_pair_upgrade(
     runtime: HaRuntimeDep, session: SessionDep, _: Admin, actor: ActorDep
 ) -> PairUpgradeStatus:
-    _release(session)
+    end_before_peers(session)
     return pair_upgrade.request_stop(runtime, actor)
