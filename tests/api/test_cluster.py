@@ -84,6 +84,16 @@ def test_a_writer_adds_members_whose_every_commit_reaches_them_and_who_only_read
         assert set(mine) == {"lb1", "lb2", "lb3"} and mine["lb2"]["local"] and not mine["lb1"]["local"]
         assert mine["lb1"]["url"] == writer.url
 
+        # Every node's BGP, asked now: each as its own apply helper reads FRR (here, where FRR is not
+        # one of the engine's daemons, that it is not managed), a member's through the writer.
+        own = {node.name: node.get("/bgp/status") for node in (writer, lb2, lb3)}
+        for asker in (writer, lb3):
+            bgp = asker.get("/cluster/bgp")
+            assert bgp["message"] == "", bgp
+            assert [(n["name"], n["local"], n["error"]) for n in bgp["nodes"]] == [
+                (name, name == asker.name, "") for name in ("lb1", "lb2", "lb3")], bgp  # fmt: skip
+            assert {n["name"]: n["bgp"] for n in bgp["nodes"]} == own, bgp
+
         # Members refuse shared edits and name the writer; node-local settings stay theirs.
         refused = lb2.post("/services", {**WEB, "name": "dns", "address": "192.0.2.12"}, expect=409)
         assert refused["code"] == "cluster_member_read_only" and writer.url in refused["detail"], refused
@@ -104,8 +114,8 @@ def test_a_writer_adds_members_whose_every_commit_reaches_them_and_who_only_read
         key = member_key(lb2)
         as_lb2 = PeerClient(writer.url, "lb2", key, None)
         assert as_lb2.get("/status").data["name"] == "lb1"
-        assert as_lb2.get("/cluster").ok
-        for method, path in (("POST", "/config"), ("POST", "/maintenance"), ("GET", "/config")):
+        assert as_lb2.get("/cluster").ok and as_lb2.get("/cluster/bgp", timeout=30).ok
+        for method, path in (("POST", "/config"), ("POST", "/maintenance"), ("GET", "/config"), ("GET", "/bgp")):
             answer = as_lb2.request(method, path, {"enabled": True} if method == "POST" else None, 3.0)
             assert answer.status == 403 and "only read" in answer.detail, (method, path, answer)
         with pytest.raises(PeerAuthFailed, match="signature does not match"):
@@ -155,6 +165,9 @@ def test_members_are_drained_removed_or_leave_and_an_unreachable_one_is_kept_unl
         wait_until(lambda: by_name(picture(writer))["lb3"]["reachable"] is False, WAIT_DEADLINE,
                    what="the writer to see lb3 unreachable")  # fmt: skip
         assert by_name(picture(writer))["lb3"]["sync"] == "unreachable"
+        bgp = {n["name"]: n for n in writer.get("/cluster/bgp")["nodes"]}
+        assert bgp["lb3"]["bgp"] is None and bgp["lb3"]["error"].startswith("could not be asked"), bgp
+        assert bgp["lb1"]["bgp"] is not None and bgp["lb1"]["error"] == "", bgp  # the others still answer
         kept = writer.delete("/cluster/members/lb3", expect=409)
         assert "force" in kept["detail"], kept
         assert "ha.member_unreachable" in {e["kind"] for e in writer.get("/events")["data"]}

@@ -711,6 +711,20 @@ export type ClockStatus = {
 };
 
 /**
+ * ClusterBgp
+ */
+export type ClusterBgp = {
+    /**
+     * Message
+     */
+    message: string;
+    /**
+     * Nodes
+     */
+    nodes: Array<NodeBgp>;
+};
+
+/**
  * ClusterNode
  */
 export type ClusterNode = {
@@ -2501,6 +2515,25 @@ export type Node = {
      * Vrrp Interface
      */
     vrrp_interface?: string;
+};
+
+/**
+ * NodeBgp
+ */
+export type NodeBgp = {
+    bgp: BgpView | null;
+    /**
+     * Error
+     */
+    error: string;
+    /**
+     * Local
+     */
+    local: boolean;
+    /**
+     * Name
+     */
+    name: string;
 };
 
 /**
@@ -5316,6 +5349,35 @@ export type ClusterClusterStatusResponses = {
 };
 
 export type ClusterClusterStatusResponse = ClusterClusterStatusResponses[keyof ClusterClusterStatusResponses];
+
+export type ClusterClusterBgpStatusData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/cluster/bgp';
+};
+
+export type ClusterClusterBgpStatusErrors = {
+    /**
+     * Not logged in: no valid session or API token
+     */
+    401: Error;
+    /**
+     * Logged in, but not allowed to do this
+     */
+    403: Error;
+};
+
+export type ClusterClusterBgpStatusError = ClusterClusterBgpStatusErrors[keyof ClusterClusterBgpStatusErrors];
+
+export type ClusterClusterBgpStatusResponses = {
+    /**
+     * Successful Response
+     */
+    200: ClusterBgp;
+};
+
+export type ClusterClusterBgpStatusResponse = ClusterClusterBgpStatusResponses[keyof ClusterClusterBgpStatusResponses];
 
 export type ClusterAddMemberData = {
     body: PairRequest;

@@ -5,6 +5,7 @@ import { errorMessage } from '../api/errors';
 import { bgpSettingsQuery, bgpStatusQuery, removeBgpMutation } from '../api/queries/bgp';
 import { useCan } from '../auth/useCurrentUser';
 import type { BgpNeighborView, BgpRead, BgpView } from '../client/types.gen';
+import { AnnouncingBadge } from '../components/bgp/AnnouncingBadge';
 import { BgpEditor } from '../components/bgp/BgpEditor';
 import { ClusterCard } from '../components/cluster/ClusterCard';
 import { DrainControl } from '../components/bgp/DrainControl';
@@ -56,12 +57,6 @@ export default function BgpPage() {
       )}
     </Stack>
   );
-}
-
-function AnnouncingBadge({ view }: { view: BgpView }) {
-  if (view.announcing === true) return <Badge color="green">announcing</Badge>;
-  if (view.announcing === false) return <Badge color="orange">withdrawn</Badge>;
-  return <Badge color="gray">nothing to announce</Badge>;
 }
 
 /** Each neighbor's description from the settings, by address: bgpd's view has none. */

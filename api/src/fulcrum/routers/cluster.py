@@ -9,10 +9,11 @@ from typing import Any
 from fastapi import APIRouter
 
 from fulcrum.db import SessionDep, end_before_peers
-from fulcrum.deps import ActorDep, Admin, HaRuntimeDep, Operator, Viewer
-from fulcrum.ha import cluster
+from fulcrum.deps import ActorDep, Admin, ApplierDep, HaRuntimeDep, Operator, Viewer
+from fulcrum.ha import cluster, cluster_bgp
 from fulcrum.routers.params import NodeName
 from fulcrum.schemas.cluster import (
+    ClusterBgp,
     ClusterStatus,
     DrainRequest,
     JoinResult,
@@ -32,6 +33,15 @@ _MEMBER_ERRORS: dict[int | str, dict[str, Any]] = {
 @router.get("", summary="Every node of the cluster: revision, sync, maintenance, share of connections")
 def cluster_status(runtime: HaRuntimeDep, session: SessionDep, _: Viewer) -> ClusterStatus:
     return cluster.status(session, runtime)
+
+
+@router.get(
+    "/bgp",
+    summary="Every node's BGP as its FRR runs it: announcing or not and why, sessions, BFD (asked now)",
+)
+def cluster_bgp_status(session: SessionDep, applier: ApplierDep, _: Viewer) -> ClusterBgp:
+    end_before_peers(session)
+    return cluster_bgp.picture(session, applier)
 
 
 @router.post(

@@ -11,10 +11,11 @@ from fastapi import APIRouter, Depends, Request, Response, status
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import select
 
-from fulcrum.db import SessionDep, begin_write, end_read, writes_late
+from fulcrum.apply.result import BgpView
+from fulcrum.db import SessionDep, begin_write, end_before_peers, end_read, writes_late
 from fulcrum.deps import ApplierDep, CommitLock, HaRuntimeDep, SettingsDep, client_address
 from fulcrum.errors import Forbidden, NotFound, Unauthorized
-from fulcrum.ha import cluster, handover, membership, peer_firmware, replication, view, wire
+from fulcrum.ha import cluster, cluster_bgp, handover, membership, peer_firmware, replication, view, wire
 from fulcrum.ha.asgi import STATE_KEY
 from fulcrum.ha.nonces import StoredNonces
 from fulcrum.ha.pairing import current_pairing
@@ -29,10 +30,10 @@ from fulcrum.ha.peer_auth import (
 from fulcrum.models.ha import ClusterMember
 from fulcrum.routers.one_writer import any_node
 from fulcrum.routers.params import MiB
-from fulcrum.schemas.cluster import ClusterStatus
+from fulcrum.schemas.cluster import ClusterBgp, ClusterStatus
 from fulcrum.schemas.firmware import FirmwareBundle, FirmwareStatus
 from fulcrum.schemas.ha import MaintenanceState
-from fulcrum.services import audit, firmware, firmware_upgrade
+from fulcrum.services import audit, bgp, firmware, firmware_upgrade
 from fulcrum.services.ha_config import get_node
 
 router = APIRouter(prefix="/peer", tags=["peer"], include_in_schema=False)
@@ -52,7 +53,7 @@ class Caller:
 # What a cluster's member may ask its writer, by endpoint: its status (the member's watcher), the
 # cluster's picture (the member's dashboard), and to be forgotten (the member left: unpaired there).
 # Nothing that changes the writer's configuration or state.
-MEMBER_MAY_CALL = frozenset({"peer_status", "cluster_picture", "unpair"})
+MEMBER_MAY_CALL = frozenset({"peer_status", "cluster_picture", "cluster_bgp_picture", "unpair"})
 
 
 def _peer_key(session: SessionDep, request: Request) -> tuple[bytes, bool]:
@@ -161,6 +162,17 @@ def join_cluster(
 @router.get("/cluster", summary="The writer's picture of its cluster, for a member's dashboard")
 def cluster_picture(_: Peer, session: SessionDep, runtime: HaRuntimeDep) -> ClusterStatus:
     return cluster.status(session, runtime)
+
+
+@router.get("/cluster/bgp", summary="Every cluster node's BGP, asked by the writer, for a member's dashboard")
+def cluster_bgp_picture(_: Peer, session: SessionDep, applier: ApplierDep) -> ClusterBgp:
+    end_before_peers(session)
+    return cluster_bgp.picture(session, applier)
+
+
+@router.get("/bgp", summary="This node's BGP as its FRR runs it, for the writer's Cluster page")
+def peer_bgp(_: Peer, applier: ApplierDep) -> BgpView:
+    return bgp.live_view(applier)
 
 
 @router.get("/config", summary="This node's head revision's shared configuration and users")

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
+from fulcrum.apply.result import BgpView
 from fulcrum.schemas.ha import SyncResult
 
 ClusterRole = Literal["writer", "member", "none"]
@@ -39,6 +40,18 @@ class ClusterStatus(BaseModel):
     writer_url: str | None
     nodes: list[ClusterNode]
     message: str  # when the picture is incomplete: why (e.g. the writer cannot be asked)
+
+
+class NodeBgp(BaseModel):
+    name: str
+    local: bool  # the node answering this request
+    bgp: BgpView | None  # None: the node could not be asked (error says why)
+    error: str
+
+
+class ClusterBgp(BaseModel):
+    nodes: list[NodeBgp]  # this node first where it is the writer or alone
+    message: str  # when the picture is empty: why (a member could not ask the writer)
 
 
 class JoinResult(BaseModel):

@@ -1,6 +1,7 @@
 import { queryOptions, type QueryClient } from '@tanstack/react-query';
 import {
   clusterAddMember,
+  clusterClusterBgpStatus,
   clusterClusterStatus,
   clusterDrainMember,
   clusterRemoveMember,
@@ -16,6 +17,17 @@ export const clusterStatusQuery = () =>
     queryKey: clusterKey,
     queryFn: async ({ signal }) => (await clusterClusterStatus({ signal })).data,
     refetchInterval: 3_000,
+  });
+
+/**
+ * Every node's BGP as its own FRR runs it, asked only while the page is open: the writer asks each
+ * member now (a member asks the writer), so it polls slower than the picture.
+ */
+export const clusterBgpQuery = () =>
+  queryOptions({
+    queryKey: [...clusterKey, 'bgp'] as const,
+    queryFn: async ({ signal }) => (await clusterClusterBgpStatus({ signal })).data,
+    refetchInterval: 10_000,
   });
 
 const afterCluster = (queryClient: QueryClient) =>

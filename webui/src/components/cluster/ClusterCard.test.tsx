@@ -5,7 +5,7 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import '../../api/http'; // the client as the app configures it: a refusal is thrown as an ApiError
-import type { ClusterNode, ClusterStatus, Me, Role } from '../../client/types.gen';
+import type { BgpView, ClusterBgp, ClusterNode, ClusterStatus, Me, Role } from '../../client/types.gen';
 import { fakeApi, type FakeAnswers, type SentBody } from '../../test/fakeApi';
 import { ClusterCard } from './ClusterCard';
 
@@ -42,8 +42,35 @@ const WRITER: ClusterStatus = {
   ],
 };
 
+const announcing = (neighborState: string, bfd: string | null): BgpView => ({
+  managed: true,
+  announcing: true,
+  fitness: 'every announced service has a live backend',
+  originated: ['192.0.2.10/32'],
+  neighbors: [{ address: '10.0.0.254', remote_asn: 64512, state: neighborState, up_seconds: 60, prefixes_sent: 1, last_reset: null, bfd }],
+  error: null,
+});
+
+const BGP: ClusterBgp = {
+  message: '',
+  nodes: [
+    { name: 'lb1', local: true, error: '', bgp: announcing('Established', 'up') },
+    { name: 'lb2', local: false, error: '', bgp: { ...announcing('Established', 'up'), announcing: false, fitness: 'the node is in maintenance', originated: [] } },
+    { name: 'lb3', local: false, error: 'could not be asked: the peer at http://10.0.0.3:8000 is not reachable', bgp: null },
+  ],
+};
+
 function show(status: ClusterStatus, role: Role, more: FakeAnswers = {}, sent?: SentBody[], urls?: string[]) {
-  fakeApi({ 'GET /api/v1/cluster': { status: 200, body: status }, 'GET /api/v1/auth/me': { status: 200, body: me(role) }, ...more }, sent, urls);
+  fakeApi(
+    {
+      'GET /api/v1/cluster': { status: 200, body: status },
+      'GET /api/v1/cluster/bgp': { status: 200, body: BGP },
+      'GET /api/v1/auth/me': { status: 200, body: me(role) },
+      ...more,
+    },
+    sent,
+    urls,
+  );
   const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false } } });
   render(
     <MantineProvider>
@@ -74,6 +101,24 @@ describe('ClusterCard', () => {
     ]);
     expect(screen.queryByRole('group', { name: /Actions for/ })).toBeNull(); // a viewer only looks
     expect(screen.queryByText('Add a member')).toBeNull();
+  });
+
+  it("shows every node's BGP sessions and BFD, and why a node announces nothing or could not be asked", async () => {
+    show(WRITER, 'viewer');
+    const table = await screen.findByRole('table', { name: "Every node's BGP" });
+    await waitFor(() => expect(within(table).getAllByRole('row')).toHaveLength(4));
+    expect(cells(table)).toEqual([
+      ['lb1', 'announcing', '10.0.0.254EstablishedBFD up', '192.0.2.10/32'],
+      ['lb2', 'withdrawn', '10.0.0.254EstablishedBFD up', '—'],
+      ['lb3', 'could not be asked: the peer at http://10.0.0.3:8000 is not reachable'],
+    ]);
+  });
+
+  it('says why a member sees no BGP picture', async () => {
+    show({ ...WRITER, role: 'member' }, 'viewer', {
+      'GET /api/v1/cluster/bgp': { status: 200, body: { nodes: [], message: 'the writer lb1 could not be asked for the cluster’s BGP: timed out' } },
+    });
+    expect(await screen.findByText(/could not be asked for the cluster’s BGP: timed out/)).toBeTruthy();
   });
 
   it('lets an operator drain or return a member, asking first', async () => {

@@ -11,6 +11,7 @@ import { normalizePairingCode, pairingCodeError, peerUrlError, peerUrlFrom } fro
 import { askToConfirm, type Confirmation } from '../ConfirmButton';
 import { DataTable } from '../DataTable';
 import { ShowCode } from '../ha/PairingCard';
+import { ClusterBgpTable } from './ClusterBgpTable';
 import { PageLoader } from '../PageLoader';
 import { useServerErrors } from '../useServerErrors';
 
@@ -71,6 +72,7 @@ function ClusterView({ status }: { status: ClusterStatus }) {
       ) : (
         <>
           <NodesTable status={status} />
+          <ClusterBgpTable />
           {status.role === 'writer' && canEdit && (
             <Card withBorder>
               <AddMemberForm />
