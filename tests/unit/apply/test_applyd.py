@@ -56,6 +56,24 @@ def test_status_over_the_socket(server: ApplyServer) -> None:
     assert status.keepalived_version
 
 
+def test_reads_are_logged_at_debug_level_and_validations_and_refusals_at_info(
+    server: ApplyServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The API asks for stats and status every second or two: a journal line each would bury the
+    applies and refusals an admin reads the journal for."""
+    applier = SocketApplier(server.path)
+    with caplog.at_level("DEBUG", logger="fulcrum.applyd"):
+        applier.stats()
+        applier.status()
+        applier.validate(make_snapshot(), 5)
+        _refusal(server, _request("banana"))
+    lines = [(r.levelname, r.getMessage().split(": ", 1)[1]) for r in caplog.records if "uid" in r.getMessage()]
+    assert [level for level, _ in lines] == ["DEBUG", "DEBUG", "INFO", "INFO"], lines
+    assert lines[0][1] == "answered stats" and lines[1][1] == "answered status", lines
+    assert lines[2][1].startswith("revision 5: validated"), lines
+    assert lines[3][1].startswith("refused the request: "), lines
+
+
 def test_validate_over_the_socket(server: ApplyServer) -> None:
     result = SocketApplier(server.path).validate(make_snapshot(), 3)
     assert isinstance(result, ApplyResult)

@@ -129,12 +129,17 @@ def _summarise(error: ValidationError) -> str:
     return "; ".join(problems) + (f"; and {more} more" if more > 0 else "")
 
 
-def handle(engine: ApplyEngine, line: bytes) -> dict[str, Any]:
-    """Answer one request line (without the transport); never raises."""
+def handle(engine: ApplyEngine, line: bytes) -> tuple[str | None, dict[str, Any]]:
+    """Answer one request line (without the transport); never raises. With the answer, the
+    request's op (None when the line is not a request), for the journal's line."""
     try:
         request = parse_request(line)
     except RequestError as error:
-        return {"ok": False, "error": str(error)}
+        return None, {"ok": False, "error": str(error)}
+    return request.op, _answer(engine, request)
+
+
+def _answer(engine: ApplyEngine, request: _Request) -> dict[str, Any]:
     try:
         if isinstance(request, CaptureRequest):
             result: BaseModel = run_capture(CaptureSpec.model_validate(request.model_dump(exclude={"op"})))
@@ -174,24 +179,25 @@ class _Handler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         self.connection.settimeout(REQUEST_TIMEOUT)
         peer = _peer(self.connection)
-        answer = self._serve()
-        log.info("%s: %s", peer, _log_line(answer))
+        op, answer = self._serve()
+        level, line = _log_line(op, answer)
+        log.log(level, "%s: %s", peer, line)
         try:
             self.wfile.write(json.dumps(answer, separators=(",", ":")).encode() + b"\n")
             self.wfile.flush()
         except OSError as error:
             log.warning("%s: could not send the answer: %s", peer, error)
 
-    def _serve(self) -> dict[str, Any]:
+    def _serve(self) -> tuple[str | None, dict[str, Any]]:
         try:
             line = self.rfile.readline(MAX_REQUEST_BYTES + 1)
         except TimeoutError:
-            return {"ok": False, "error": f"no request received within {REQUEST_TIMEOUT:g} s"}
+            return None, {"ok": False, "error": f"no request received within {REQUEST_TIMEOUT:g} s"}
         if len(line) > MAX_REQUEST_BYTES:
             self._drain()
-            return {"ok": False, "error": f"request too large: over {MAX_REQUEST_BYTES} bytes"}
+            return None, {"ok": False, "error": f"request too large: over {MAX_REQUEST_BYTES} bytes"}
         if not line.endswith(b"\n"):
-            return {"ok": False, "error": "malformed request: it must end with a newline"}
+            return None, {"ok": False, "error": "malformed request: it must end with a newline"}
         self.connection.settimeout(None)  # an apply may legitimately take a while
         return handle(self.server.engine, line)
 
@@ -211,17 +217,21 @@ def _peer(connection: socket.socket) -> str:
     return f"pid {pid} uid {uid}"
 
 
-def _log_line(answer: dict[str, Any]) -> str:
+# Asked every second or two by the API (its telemetry, the HA watcher, the pages open): at debug
+# level, so that a line each does not bury the applies, refusals and privileged acts in the journal.
+READS = frozenset({"status", "stats", "vrrp_view", "bgp_view", "ssh_host_keys"})
+
+
+def _log_line(op: str | None, answer: dict[str, Any]) -> tuple[int, str]:
+    """The journal's level and line for one answer."""
     if not answer["ok"]:
-        return f"refused: {answer['error']}"
+        return logging.INFO, f"refused {op or 'the request'}: {answer['error']}"
     result = answer["result"]
     if "pcap_base64" in result:
-        return f"capture: {result['packets']} packets, stopped by {result['stopped_by']}"
+        return logging.INFO, f"capture: {result['packets']} packets, stopped by {result['stopped_by']}"
     if "outcome" in result:
-        return f"revision {result['revision']}: {result['outcome']}: {result['message']}"
-    return "answered " + (
-        "status" if "keepalived_running" in result else "vrrp_view" if "vrrp_running" in result else "stats"
-    )
+        return logging.INFO, f"revision {result['revision']}: {result['outcome']}: {result['message']}"
+    return (logging.DEBUG if op in READS else logging.INFO), f"answered {op}"
 
 
 class ApplyServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
