@@ -18,7 +18,7 @@ from starlette.types import Scope
 
 from fulcrum import __version__, migrate, openapi
 from fulcrum.alerts.dispatcher import Dispatcher
-from fulcrum.apply.client import Applier
+from fulcrum.apply.client import Applier, ApplierError
 from fulcrum.db import begin_write, make_engine, make_sessionmaker, protect_database_file, unit_of_work
 from fulcrum.errors import install_error_handler
 from fulcrum.ha.asgi import SignPeerResponses
@@ -70,6 +70,7 @@ log = logging.getLogger("fulcrum")
 
 API_PREFIX = "/api/v1"
 TOKEN_USE_FLUSH_SECONDS = 60
+HELPER_POLL_SECONDS = 0.5
 
 
 def _operation_id(route: APIRoute) -> str:
@@ -112,7 +113,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         app.state.sessionmaker = make_sessionmaker(engine)
         app.state.applier = applier or make_applier(settings)
         if settings.reapply_on_start:
-            await asyncio.to_thread(_reapply, app)
+            await asyncio.to_thread(_reapply, app, settings.apply_helper_start_wait)
         fifos = tuple(p for p in (settings.notify_fifo, settings.lvs_notify_fifo) if p is not None)
         app.state.telemetry = Telemetry(
             app.state.sessionmaker,
@@ -228,7 +229,8 @@ class DashboardFiles(StaticFiles):
             return await super().get_response("index.html", scope)
 
 
-def _reapply(app: FastAPI) -> None:
+def _reapply(app: FastAPI, wait: float) -> None:
+    _wait_for_helper(app.state.applier, wait)
     with revision_service.commit_lock, app.state.sessionmaker() as session, session.begin():
         try:
             result = revision_service.reapply_running(session, app.state.applier)
@@ -237,6 +239,20 @@ def _reapply(app: FastAPI) -> None:
             return
         if result is not None:
             log.info("start-up re-apply of the running revision: %s %s", result.outcome.value, result.message)
+
+
+def _wait_for_helper(applier: Applier, seconds: float) -> None:
+    """Until the apply helper answers, for at most `seconds` (it may be starting beside the API)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            applier.status()
+            return
+        except ApplierError as error:
+            if time.monotonic() >= deadline:
+                log.warning("the apply helper did not answer within %g s: %s", seconds, error)
+                return
+            time.sleep(HELPER_POLL_SECONDS)
 
 
 def _expire_confirmations(app: FastAPI) -> None:

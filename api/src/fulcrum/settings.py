@@ -60,6 +60,10 @@ class Settings(BaseSettings):
     # Commit-confirmed: how often expired confirmations are looked for.
     confirm_poll_seconds: float = Field(default=1.0, gt=0, le=60)
     reapply_on_start: bool = True
+    # At boot fulcrum-api.service starts beside fulcrum-applyd, not after it (their Python start-ups
+    # overlap): the start-up re-apply waits this long for the helper to answer (its unit's
+    # TimeoutStartSec), then tries anyway and logs why it failed.
+    apply_helper_start_wait: float = Field(default=180.0, ge=0, le=3600)
 
     webui_dir: Path | None = None  # built dashboard assets served at /
 
