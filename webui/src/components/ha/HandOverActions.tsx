@@ -20,6 +20,8 @@ export function HandOverActions({ status }: { status: HaStatus }) {
   const [drillOpen, setDrillOpen] = useState(false);
   if (!canOperate) return null;
   const { node, peer } = status;
+  // A cluster's nodes all balance and announce by BGP: no VRRP hand-over to make or drill.
+  const inCluster = status.cluster === 'writer' || status.cluster === 'member';
   const fail = (title: string) => (error: Error) => notifications.show({ color: 'red', title, message: errorMessage(error) });
 
   const toggleMaintenance = () =>
@@ -27,7 +29,11 @@ export function HandOverActions({ status }: { status: HaStatus }) {
       title: node.maintenance ? `Take ${node.name} out of maintenance?` : `Put ${node.name} into maintenance?`,
       children: (
         <Text size="sm">
-          {node.maintenance
+          {inCluster
+            ? node.maintenance
+              ? `${node.name} announces the VIPs again and the router sends it its share of the flows.`
+              : `${node.name} withdraws its routes: the router moves its flows to the cluster's other nodes, which send them to the same backends. It stays out until you end maintenance.`
+            : node.maintenance
             ? `${node.name} may hold the VIPs again: it takes them back if it has the higher priority and preemption is on.`
             : peer
               ? `${node.name} gives up its VIPs at once and ${peer.name} takes them over. Connections are cut unless connection sync is on. It stays out until you end maintenance.`
@@ -76,12 +82,12 @@ export function HandOverActions({ status }: { status: HaStatus }) {
         <Button size="xs" variant="light" color={node.maintenance ? 'green' : 'orange'} loading={maintenance.isPending} onClick={toggleMaintenance}>
           {node.maintenance ? 'End maintenance' : 'Maintenance…'}
         </Button>
-        {peer && node.role !== 'active' && (
+        {peer && !inCluster && node.role !== 'active' && (
           <Button size="xs" variant="light" loading={makeActive.isPending} onClick={confirmMakeActive}>
             Make this node active…
           </Button>
         )}
-        {peer && node.role === 'active' && (
+        {peer && !inCluster && node.role === 'active' && (
           <Button size="xs" variant="light" color="grape" loading={drill.isPending} onClick={openDrill}>
             Failover drill…
           </Button>
