@@ -12,7 +12,7 @@ import importlib.machinery
 import importlib.util
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -46,12 +46,27 @@ def password_file(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def console(password_file: Path) -> Iterator[pexpect.spawn]:
-    child = pexpect.spawn(sys.executable, ["-c", DRIVER, str(CONSOLE_MENU), str(password_file)], timeout=30, encoding="utf-8")
+def start_console(password_file: Path) -> Iterator[Callable[[], pexpect.spawn]]:
+    """Starts the menu when the test says so: a console protected from its start is started after
+    its password file is written (the menu may read it before a test's next line runs)."""
+    children: list[pexpect.spawn] = []
+
+    def start() -> pexpect.spawn:
+        children.append(pexpect.spawn(sys.executable, ["-c", DRIVER, str(CONSOLE_MENU), str(password_file)],
+                                      timeout=30, encoding="utf-8"))  # fmt: skip
+        return children[-1]
+
     try:
-        yield child
+        yield start
     finally:
-        child.close(force=True)
+        for child in children:
+            child.close(force=True)
+
+
+@pytest.fixture
+def console(start_console: Callable[[], pexpect.spawn]) -> pexpect.spawn:
+    """Started at once, with no password file: an open console."""
+    return start_console()
 
 
 def test_an_open_console_shows_the_menu_at_once(console: pexpect.spawn) -> None:
@@ -60,8 +75,11 @@ def test_an_open_console_shows_the_menu_at_once(console: pexpect.spawn) -> None:
     assert "Lock the console" not in console.before
 
 
-def test_a_protected_console_asks_first_refuses_a_wrong_password_and_never_opens_a_shell(console: pexpect.spawn, password_file: Path) -> None:
+def test_a_protected_console_asks_first_refuses_a_wrong_password_and_never_opens_a_shell(
+    start_console: Callable[[], pexpect.spawn], password_file: Path
+) -> None:
     password_file.write_text(sha512_crypt(PASSWORD) + "\n")
+    console = start_console()
     console.expect_exact("This console is password protected")
     console.expect_exact("Console password: ")
     console.sendline("8")  # the shell's menu key is no way in
@@ -99,8 +117,11 @@ def test_protection_turned_on_while_the_menu_waits_stops_the_chosen_action(conso
     console.expect_exact("Choose 0-8: ")
 
 
-def test_a_damaged_password_file_keeps_the_console_locked(console: pexpect.spawn, password_file: Path) -> None:
+def test_a_damaged_password_file_keeps_the_console_locked(
+    start_console: Callable[[], pexpect.spawn], password_file: Path
+) -> None:
     password_file.write_text("root::19000:0:99999:7:::\n")  # an empty shadow field is not "no password"
+    console = start_console()
     console.expect_exact("The console password file is damaged")
     console.expect_exact("Console password: ")
     console.sendline("")
