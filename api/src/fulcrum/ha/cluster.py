@@ -23,15 +23,16 @@ import logging
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from fulcrum.db import begin_write
 from fulcrum.errors import Conflict, NotFound
 from fulcrum.ha import events, local, membership, replication, wire
-from fulcrum.ha.peer_client import APPLY_TIMEOUT, PeerClient, PeerError, PeerResponse
+from fulcrum.ha.peer_client import APPLY_TIMEOUT, STATUS_TIMEOUT, PeerClient, PeerError, PeerResponse
 from fulcrum.ha.runtime import PEER_MISSES_TO_UNREACHABLE, PUSH_RETRY_SECONDS, HaRuntime, MemberState
 from fulcrum.ha.status import relation
 from fulcrum.ha.view import head_of, local_view
@@ -45,6 +46,8 @@ from fulcrum.services import audit, firmware, lineage
 from fulcrum.services.ha_config import get_node
 
 log = logging.getLogger(__name__)
+
+Picture = TypeVar("Picture", bound=BaseModel)
 
 
 def members(session: Session) -> list[ClusterMember]:
@@ -472,14 +475,19 @@ def writer_picture(
     return ClusterStatus(role="writer", writer=name, writer_url=None, nodes=nodes, message="")
 
 
+def ask_writer(pairing: HaPairing, here: str, path: str, answer: type[Picture], timeout: float) -> Picture:
+    """A member's request for one of the writer's pictures (signed GET /peer<path>), validated;
+    PeerError or ValidationError when the writer cannot be asked or answers otherwise."""
+    response = replication.client_for(pairing, here).get(path, timeout=timeout)
+    if not response.ok:
+        raise PeerError(response.detail)
+    return answer.model_validate(response.data)
+
+
 def _from_writer(session: Session, runtime: HaRuntime, pairing: HaPairing) -> ClusterStatus:
-    client = replication.client_for(pairing, get_node(session).name)
     here = get_node(session).name
     try:
-        response = client.get("/cluster")
-        if not response.ok:
-            raise PeerError(response.detail)
-        picture = ClusterStatus.model_validate(response.data)
+        picture = ask_writer(pairing, here, "/cluster", ClusterStatus, STATUS_TIMEOUT)
     except (PeerError, ValidationError) as error:
         return ClusterStatus(
             role="member", writer=pairing.peer_name, writer_url=pairing.peer_url, nodes=[],

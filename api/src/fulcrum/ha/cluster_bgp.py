@@ -17,8 +17,7 @@ from sqlalchemy.orm import Session
 from fulcrum.apply.client import Applier
 from fulcrum.apply.result import BgpView
 from fulcrum.errors import Unavailable
-from fulcrum.ha import replication
-from fulcrum.ha.cluster import client_for, is_member, members
+from fulcrum.ha.cluster import ask_writer, client_for, is_member, members
 from fulcrum.ha.peer_client import PeerError
 from fulcrum.models.ha import ClusterMember, HaPairing
 from fulcrum.schemas.cluster import ClusterBgp, NodeBgp
@@ -62,13 +61,9 @@ def _ask_member(row: ClusterMember, here: str) -> NodeBgp:
 
 
 def _from_writer(pairing: HaPairing, here: str) -> ClusterBgp:
-    client = replication.client_for(pairing, here)
     try:
         # The writer asks every member, this one too: its own answer waits on the slowest of them.
-        response = client.get("/cluster/bgp", timeout=2 * BGP_TIMEOUT)
-        if not response.ok:
-            raise PeerError(response.detail)
-        answer = ClusterBgp.model_validate(response.data)
+        answer = ask_writer(pairing, here, "/cluster/bgp", ClusterBgp, 2 * BGP_TIMEOUT)
     except (PeerError, ValidationError) as error:
         return ClusterBgp(
             nodes=[],
