@@ -75,7 +75,7 @@ def list_revisions(session: Session, limit: int, offset: int) -> tuple[list[Revi
 
 def count_by_state(session: Session) -> dict[str, int]:
     rows = session.execute(select(Revision.state, func.count()).group_by(Revision.state))
-    return dict(rows.tuples().all())  # a Result has keys(): dict() would take it for a mapping
+    return dict(rows.all())  # a Result has keys(): dict() would take it for a mapping
 
 
 def latest(session: Session) -> Revision | None:
