@@ -86,8 +86,10 @@ def applier(settings: Settings, tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def app(settings: Settings, session: Session, applier):  # type: ignore[no-untyped-def]
-    app = create_app(settings, applier=applier)
+def app(settings: Settings, session: Session, applier, tmp_path: Path):  # type: ignore[no-untyped-def]
+    # The statistics' day on disk is the test's own, as its database rows are (rolled back).
+    own = settings.model_copy(update={"statistics_history_file": tmp_path / "statistics-history.sqlite"})
+    app = create_app(own, applier=applier)
 
     def _session() -> Iterator[Session]:
         # The production unit of work; its commit releases a savepoint of the test transaction.

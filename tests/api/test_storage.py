@@ -270,3 +270,15 @@ def test_a_replicated_revision_finding_no_space_raises_apply_failed_on_the_stand
         assert detail["origin"] == "replication" and detail["failed_step"] == "render", detail
         assert detail["disk_full"] is True and detail["author"] == "peer:alpha"
         assert beta.head() is None, "beta recorded a revision it did not apply"
+
+
+def test_the_statistics_history_file_is_counted_on_the_data_disk(tmp_path: Path) -> None:
+    with api(settings_for(tmp_path)) as client:
+        history = client.app.state.telemetry.history  # type: ignore[attr-defined]
+        for minute in range(62):  # an hour of minutes finished: written to the file
+            history.add(minute * 60.0, [(("web", "198.51.100.1:80"), (1.0,) * 7)])
+        history.minutes.flush()
+        files = [tmp_path / "statistics-history.sqlite", tmp_path / "statistics-history.sqlite-wal"]
+        on_disk = sum(f.stat().st_size for f in files if f.exists())
+        disk = client.get("/api/v1/system/storage").json()["disk"]
+        assert disk["statistics_history_bytes"] == on_disk > 1700  # the hour's 1.7 KB block at least

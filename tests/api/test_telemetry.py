@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
+import time
 
 import httpx
 
@@ -33,6 +35,29 @@ def test_history_resolution_follows_a_slower_collector(client: TestClient) -> No
     assert resolutions == {"5m": 5, "1h": 5, "24h": 60}
     backend = client.get("/api/v1/stats/history", params={"service": "web", "backend": "198.51.100.1:80", "range": "1h"})
     assert backend.json()["resolution_seconds"] == 60
+
+
+def test_a_backends_day_is_kept_on_disk_and_read_with_its_current_hour(client: TestClient) -> None:
+    """Thousands of backends' day of minutes would not fit a small box's memory (issue 18): the
+    finished hours are in the statistics history file, the current one in memory; a chart reads
+    both as one series."""
+    client.post("/api/v1/services", json=WEB)
+    history = client.app.state.telemetry.history
+    key = ("web", "198.51.100.1:80")
+    start = (time.time() // 3600 - 2) * 3600  # two hours ago, on the hour
+    minutes = int((time.time() - start) // 60)
+    for minute in range(minutes + 1):
+        history.add(start + minute * 60, [(key, (float(minute),) * 7)])
+    history.minutes.flush()
+    with sqlite3.connect(history.minutes.path) as stored:
+        hours = stored.execute("SELECT hour FROM hour_block WHERE backend = ?", (key[1],)).fetchall()
+    assert hours == [(int(start // 3600),), (int(start // 3600) + 1,)]
+    series = client.get(
+        "/api/v1/stats/history", params={"service": "web", "backend": key[1], "range": "24h"}
+    ).json()
+    assert series["resolution_seconds"] == 60
+    cps = [point["cps"] for point in series["points"]]
+    assert cps == [float(m) for m in range(minutes)]  # every closed minute, the file's and memory's
 
 
 def test_keepalived_notices_become_stored_events_and_metrics(client: TestClient) -> None:

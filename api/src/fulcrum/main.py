@@ -62,6 +62,7 @@ from fulcrum.services.auth import TokenUsage, configure_password_hashing
 from fulcrum.services.dataplane import make_applier
 from fulcrum.settings import Settings, get_settings
 from fulcrum.telemetry.hub import Telemetry
+from fulcrum.telemetry.minutes import DiskMinutes
 from fulcrum.telemetry.storage_watch import StorageWatch
 from fulcrum.telemetry.upgrade_watch import UpgradeWatch
 from fulcrum.tls import certificate as tls_certificate
@@ -107,6 +108,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
         assert settings.database_url is not None
         await asyncio.to_thread(migrate.upgrade, settings.database_url)
         protect_database_file(settings.database_url)
+        assert settings.statistics_history_file is not None
         assert settings.console_token_file is not None
         app.state.console_token = console_token.issue(settings.console_token_file)
         engine = make_engine(settings.database_url)
@@ -121,6 +123,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
             settings.stats_interval,
             fifos,
             committing=revision_service.committing.is_set,
+            minutes=DiskMinutes(settings.statistics_history_file),
         )
         if settings.stats_interval > 0:
             app.state.telemetry.start()

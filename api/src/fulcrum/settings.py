@@ -17,6 +17,9 @@ class Settings(BaseSettings):
 
     data_dir: Path = Path("/data/fulcrum")
     database_url: str | None = None  # default: SQLite in data_dir
+    # The statistics' per-minute day, an hour to a block (telemetry/minutes.py): a cache of
+    # charts, kept on disk so that thousands of backends' day does not sit in the API's memory.
+    statistics_history_file: Path | None = None  # default: data_dir / "statistics-history.sqlite"
 
     # How the unprivileged API reaches the data plane: through the privileged helper's socket
     # (the appliance), or in-process (a process that is itself privileged: the VM lab, tests).
@@ -161,6 +164,9 @@ class Settings(BaseSettings):
         self.console_password_file = self.console_password_file or self.data_dir / "console-password"
         self.console_token_file = self.console_token_file or self.data_dir / "console-token"
         self.firmware_dir = self.firmware_dir or self.data_dir / "firmware"
+        self.statistics_history_file = (
+            self.statistics_history_file or self.data_dir / "statistics-history.sqlite"
+        )
         if self.database_url is None:
             self.database_url = f"sqlite:///{self.data_dir / 'fulcrum.db'}"
         return self

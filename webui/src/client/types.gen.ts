@@ -3806,6 +3806,10 @@ export type StorageUsage = {
     path: string;
     stage: DiskStage;
     /**
+     * Statistics History Bytes
+     */
+    statistics_history_bytes: number;
+    /**
      * Total Bytes
      */
     total_bytes: number;

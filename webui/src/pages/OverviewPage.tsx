@@ -220,7 +220,7 @@ function DiskCard() {
           <Progress value={disk.used_percent} color={STAGE_COLOR[disk.stage]} mt={4} aria-label="Data disk used" />
           <Text size="sm" c="dimmed" mt={4}>
             {byteSize(disk.free_bytes)} free of {byteSize(disk.total_bytes)} on {disk.path}; database {byteSize(disk.database_bytes)},
-            WAL {byteSize(disk.wal_bytes)}.
+            WAL {byteSize(disk.wal_bytes)}; statistics history {byteSize(disk.statistics_history_bytes)}.
           </Text>
         </>
       ) : (

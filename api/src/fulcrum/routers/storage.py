@@ -13,7 +13,12 @@ router = APIRouter(tags=["storage"])
 @router.get("/system/storage", summary="The data disk's usage, the database's size, and what is kept")
 def get_storage(session: SessionDep, _: Viewer, settings: SettingsDep) -> StorageStatus:
     return StorageStatus(
-        disk=storage.usage(session, settings.disk_warning_percent, settings.disk_critical_percent),
+        disk=storage.usage(
+            session,
+            settings.disk_warning_percent,
+            settings.disk_critical_percent,
+            settings.statistics_history_file,
+        ),
         retention=Retention(
             events=RetentionPolicy(days=settings.events_retention_days, rows=settings.events_retention_rows),
             audit=RetentionPolicy(days=settings.audit_retention_days, rows=settings.audit_retention_rows),

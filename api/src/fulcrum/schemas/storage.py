@@ -24,6 +24,7 @@ class StorageUsage(BaseModel):
     critical_percent: float
     database_bytes: int
     wal_bytes: int
+    statistics_history_bytes: int  # the statistics' day of minutes (its file and WAL)
 
 
 class RetentionPolicy(BaseModel):

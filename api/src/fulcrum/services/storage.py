@@ -42,7 +42,9 @@ def _size(path: Path) -> int:
         return 0
 
 
-def usage(session: Session, warning_percent: float, critical_percent: float) -> StorageUsage | None:
+def usage(
+    session: Session, warning_percent: float, critical_percent: float, statistics_history: Path | None
+) -> StorageUsage | None:
     database = database_path(session)
     if database is None:
         return None
@@ -71,6 +73,7 @@ def usage(session: Session, warning_percent: float, critical_percent: float) -> 
         critical_percent=critical_percent,
         database_bytes=_size(database),
         wal_bytes=_size(database.with_name(database.name + "-wal")),
+        statistics_history_bytes=sum(_size(Path(f"{statistics_history}{suffix}")) for suffix in ("", "-wal")),
     )
 
 

@@ -1,13 +1,15 @@
 """Bounded, gap-aware metric history.
 
 Services keep an hour at 1 s; backends, of which there may be thousands, keep five minutes at
-1 s; both keep a day at 1 min. Each series is a set of bounded arrays (float64 timestamps,
-float32 metrics), so memory is bounded (at most about 120 KB per service and 55 KB per backend)
-and `memory_bytes` says what is held. Arrays grow as points arrive, and a series' metric columns
-exist only once it has seen a non-zero value: a backend that never had traffic keeps timestamps
-only (about 14 KB a day). Seconds with no sample (no data plane, a failover) are simply absent;
-readers draw a break where points are further apart than 2.5× the resolution (the dashboard's
-GAP_FACTOR: one empty bucket is jitter, two are an outage).
+1 s; both keep a day at 1 min. The seconds are a bounded ring per series in memory (float64
+timestamps, float32 metrics: at most about 130 KB per service and 11 KB per backend); the minutes
+fill an hour block in memory, and finished hours go to a `MinuteStore` (`minutes.py`: on disk in
+the API), so a day of minutes costs memory only for its current hour. `memory_bytes` says what is
+held. Arrays grow as points arrive, and metric columns exist only once a series has seen a
+non-zero value: a backend that never had traffic keeps timestamps only. Seconds with no sample
+(no data plane, a failover) are simply absent; readers draw a break where points are further
+apart than 2.5× the resolution (the dashboard's GAP_FACTOR: one empty bucket is jitter, two are
+an outage).
 """
 
 from __future__ import annotations
@@ -17,13 +19,16 @@ from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-METRICS = ("cps", "activeconns", "inactconns", "inbps", "outbps", "inpps", "outpps")
+from fulcrum.telemetry.minutes import HourBlock, MemoryMinutes, MinuteStore
+from fulcrum.telemetry.series import METRICS, Key, Point
+
+__all__ = ["METRICS", "History", "Ring"]
+
 POINT_BYTES = 8 + 4 * len(METRICS)
 _IDLE = (0.0,) * len(METRICS)
 
 SERVICE_FINE_SECONDS = 3600  # 1 s resolution for an hour
 BACKEND_FINE_SECONDS = 300  # 1 s resolution for five minutes
-COARSE_POINTS = 1440  # 1 min resolution for a day
 
 
 class Ring:
@@ -53,7 +58,7 @@ class Ring:
                 column[self.next] = value
         self.next = (self.next + 1) % self.capacity
 
-    def since(self, start: float) -> list[tuple[float, tuple[float, ...]]]:
+    def since(self, start: float) -> list[Point]:
         count = len(self.times)
         out = []
         for offset in range(count):
@@ -75,59 +80,103 @@ class _Minute:
 
 
 class SeriesHistory:
-    """One target's history: every sample at 1 s, and per-minute averages."""
+    """One target's history: every sample at 1 s, and per-minute averages of the current hour."""
 
     def __init__(self, fine_seconds: int) -> None:
         self.fine = Ring(fine_seconds)
-        self.coarse = Ring(COARSE_POINTS)
+        self.hour: HourBlock | None = None
         self._minute: _Minute | None = None
 
-    def add(self, t: float, values: tuple[float, ...]) -> None:
+    def add(self, t: float, values: tuple[float, ...]) -> HourBlock | None:
+        """Keep a sample; the hour block it finished, if it finished one."""
         self.fine.append(t, values)
         minute = int(t // 60)
         current = self._minute
+        finished = None
         if current is not None and current.minute != minute:
-            self.coarse.append(current.minute * 60.0, tuple(s / current.samples for s in current.sums))
+            finished = self._close_minute(current)
             current = None
         if current is None:
             self._minute = _Minute(minute, list(values), 1)
         else:
             current.sums = [a + b for a, b in zip(current.sums, values, strict=True)]
             current.samples += 1
+        return finished
+
+    def _close_minute(self, minute: _Minute) -> HourBlock | None:
+        hour, of_hour = divmod(minute.minute, 60)
+        finished = None
+        if self.hour is not None and self.hour.hour != hour:
+            finished, self.hour = self.hour, None
+        if self.hour is None:
+            self.hour = HourBlock(hour)
+        self.hour.set(of_hour, tuple(s / minute.samples for s in minute.sums))
+        return finished
+
+    def memory_bytes(self) -> int:
+        return self.fine.memory_bytes() + (self.hour.memory_bytes() if self.hour is not None else 0)
+
+
+def memory_bound(services: int, backends: int) -> int:
+    """The most the history holds in memory for that many services and backends, every one busy
+    a whole day, when finished hours go to a store on disk (as in the API)."""
+    hour = HourBlock.full_bytes()
+    return services * (SERVICE_FINE_SECONDS * POINT_BYTES + hour) + backends * (
+        BACKEND_FINE_SECONDS * POINT_BYTES + hour
+    )
 
 
 class History:
-    """All series, keyed by (service, backend endpoint or None). Thread-safe."""
+    """All series, keyed by (service, backend endpoint or None). Thread-safe.
 
-    def __init__(self) -> None:
-        self._series: dict[tuple[str, str | None], SeriesHistory] = {}
+    Finished hours of minutes go to `minutes` (held in memory unless a store is given)."""
+
+    def __init__(self, minutes: MinuteStore | None = None) -> None:
+        self.minutes: MinuteStore = minutes if minutes is not None else MemoryMinutes()
+        self._series: dict[Key, SeriesHistory] = {}
         self._lock = threading.Lock()
+        self._store_pruned = False
 
-    def add(self, t: float, samples: Iterable[tuple[tuple[str, str | None], tuple[float, ...]]]) -> None:
+    def add(self, t: float, samples: Iterable[tuple[Key, tuple[float, ...]]]) -> None:
+        finished: list[tuple[Key, HourBlock]] = []
         with self._lock:
             for key, values in samples:
                 series = self._series.get(key)
                 if series is None:
                     fine = SERVICE_FINE_SECONDS if key[1] is None else BACKEND_FINE_SECONDS
                     series = self._series[key] = SeriesHistory(fine)
-                series.add(t, values)
+                block = series.add(t, values)
+                if block is not None:
+                    finished.append((key, block))
+        if finished:
+            self.minutes.put(finished)
 
-    def forget_except(self, keep: set[tuple[str, str | None]]) -> None:
+    def forget_except(self, keep: set[Key]) -> None:
         """Drop the history of services and backends that no longer exist."""
         with self._lock:
-            for key in list(self._series):
-                if key not in keep:
-                    del self._series[key]
+            gone = [key for key in self._series if key not in keep]
+            for key in gone:
+                del self._series[key]
+            # The store may hold series this process never saw (kept from before a restart).
+            prune_store = bool(gone) or not self._store_pruned
+            self._store_pruned = True
+        if prune_store:
+            self.minutes.forget_except(frozenset(keep))
 
-    def read(
-        self, key: tuple[str, str | None], start: float, coarse: bool
-    ) -> list[tuple[float, tuple[float, ...]]]:
+    def read(self, key: Key, start: float, coarse: bool) -> list[Point]:
         with self._lock:
             series = self._series.get(key)
-            if series is None:
-                return []
-            return (series.coarse if coarse else series.fine).since(start)
+            if not coarse:
+                return series.fine.since(start) if series is not None else []
+            current = series.hour if series is not None else None
+            points = current.points(start) if current is not None else []
+        # The store's hours end before the current one; a block that finished while this read
+        # ran is both in the store and current (the same points), and is read once.
+        stored = [b for b in self.minutes.read(key, start) if current is None or b.hour < current.hour]
+        older = [point for block in stored for point in block.points(start)]
+        return older + points
 
     def memory_bytes(self) -> int:
         with self._lock:
-            return sum(s.fine.memory_bytes() + s.coarse.memory_bytes() for s in self._series.values())
+            held = sum(s.memory_bytes() for s in self._series.values())
+        return held + self.minutes.memory_bytes()

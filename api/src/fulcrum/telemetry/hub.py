@@ -30,6 +30,7 @@ from fulcrum.models.event_kinds import EventKind
 from fulcrum.schemas.telemetry import EventRead, Severity, StatsSnapshot
 from fulcrum.telemetry.broadcast import Broadcaster, Message
 from fulcrum.telemetry.history import History
+from fulcrum.telemetry.minutes import MinuteStore
 from fulcrum.telemetry.notify import CheckerNotice, FifoReader, VrrpNotice, parse, virtual_server_parts
 from fulcrum.telemetry.stats import history_samples, summarize
 
@@ -59,13 +60,14 @@ class Telemetry:
         interval: float = 1.0,
         fifos: tuple[Path, ...] = (),
         committing: Callable[[], bool] = lambda: False,
+        minutes: MinuteStore | None = None,
     ) -> None:
         self.session_scope: Callable[[], AbstractContextManager[Session]] = lambda: _scope(sessions)
         self.applier = applier
         self.interval = interval
         self.committing = committing
         self.broadcaster = Broadcaster()
-        self.history = History()
+        self.history = History(minutes)
         self.latest: StatsSnapshot | None = None
         self.vrrp: dict[str, VrrpNotice] = {}
         self.vrrp_transitions: Counter[str] = Counter()
@@ -91,6 +93,7 @@ class Telemetry:
                 thread.stop()
             if thread.is_alive():
                 thread.join(timeout=5)
+        self.history.minutes.close()
 
     def _run(self) -> None:
         next_tick = time.monotonic()

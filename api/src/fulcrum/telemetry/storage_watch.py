@@ -34,7 +34,10 @@ class StorageWatch(PeriodicWorker):
         with self.telemetry.session_scope() as session:
             begin_write(session)  # read the last alarm and write the next one in one transaction
             usage = storage.usage(
-                session, self.settings.disk_warning_percent, self.settings.disk_critical_percent
+                session,
+                self.settings.disk_warning_percent,
+                self.settings.disk_critical_percent,
+                self.settings.statistics_history_file,
             )
             if usage is not None:
                 storage.raise_alarm_if_due(session, self.telemetry, usage)
