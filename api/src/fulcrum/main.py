@@ -26,6 +26,7 @@ from fulcrum.ha.pair_upgrade import PairUpgradeDriver
 from fulcrum.ha.runtime import HaRuntime
 from fulcrum.ha.view import alert_sender
 from fulcrum.ha.watcher import Watcher
+from fulcrum.malloc_arenas import limit_malloc_arenas
 from fulcrum.routers import (
     alerts,
     audit,
@@ -100,6 +101,7 @@ def freeze_startup_objects() -> None:
 
 def create_app(settings: Settings | None = None, applier: Applier | None = None) -> FastAPI:
     settings = settings or get_settings()
+    limit_malloc_arenas()  # before the app's threads start: they would each take an arena
     configure_password_hashing(settings)
 
     @contextlib.asynccontextmanager
