@@ -15,9 +15,10 @@ backends, health check `none`, as `make bench`'s control part does) and, at each
   because this host has no IPVS;
 - the API process's VmRSS / VmHWM;
 - the statistics history's share: a fresh process holding a `History` for every service and
-  backend, fed one sample each (what exists as soon as the table is polled once) and then a day
-  of one-a-minute samples (`--history-minutes`), idle (all metrics 0) and busy (traffic on every
-  backend), as VmRSS growth of that process.
+  backend with its finished hours on disk as in the API, fed one sample each (what exists as soon
+  as the table is polled once) and then a day of one-a-minute samples (`--history-minutes`), idle
+  (all metrics 0) and busy (traffic on every backend), as VmRSS growth of that process, with the
+  file's size and `memory_bound` (a day of one-a-second samples too).
 
 It prints the conditions and one JSON document; `make bench` measures the same in the VM with IPVS.
 """
@@ -133,22 +134,30 @@ def full_validation(database_url: str) -> dict[str, Any]:
 
 
 HISTORY_PROBE = """
-import json, sys
-from fulcrum.telemetry.history import History, METRICS
+import json, sys, tempfile
+from pathlib import Path
+from fulcrum.telemetry.history import History, METRICS, memory_bound
+from fulcrum.telemetry.minutes import DiskMinutes
 def rss():
     return next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmRSS:'))
 services, backends, minutes, busy = (int(a) for a in sys.argv[1:5])
 keys = [(f"cp{s}", None) for s in range(services)] + [(f"cp{b % services}", f"b{b}") for b in range(backends)]
 zero = (0.0,) * len(METRICS)
 traffic = tuple(float(i + 1) for i in range(len(METRICS)))
-history = History()
-before = rss()
-history.add(0.0, [(key, traffic if busy else zero) for key in keys])
-first = rss()
-for minute in range(1, minutes + 1):
-    history.add(minute * 60.0, [(key, traffic if busy else zero) for key in keys])
-print(json.dumps({"one_sample_kb": first - before, "after_kb": rss() - before,
-                  "memory_bytes": history.memory_bytes()}))
+with tempfile.TemporaryDirectory() as folder:
+    store = DiskMinutes(Path(folder) / "statistics-history.sqlite")  # as the API keeps it
+    history = History(store)
+    before = rss()
+    history.add(0.0, [(key, traffic if busy else zero) for key in keys])
+    first = rss()
+    for minute in range(1, minutes + 1):
+        history.add(minute * 60.0, [(key, traffic if busy else zero) for key in keys])
+        if minute % 60 == 1:
+            store.flush()  # an hour passes between two hours' writes, not a few milliseconds
+    print(json.dumps({"one_sample_kb": first - before, "after_kb": rss() - before,
+                      "memory_bytes": history.memory_bytes(), "bound_bytes": memory_bound(services, backends),
+                      "file_bytes": sum(p.stat().st_size for p in Path(folder).iterdir())}))
+    store.close()
 """
 
 
