@@ -136,7 +136,8 @@ def full_validation(database_url: str) -> dict[str, Any]:
 HISTORY_PROBE = """
 import json, sys, tempfile
 from pathlib import Path
-from fulcrum.telemetry.history import History, METRICS, memory_bound
+from fulcrum.telemetry.history import History, memory_bound
+from fulcrum.telemetry.series import METRICS
 from fulcrum.telemetry.minutes import DiskMinutes
 def rss():
     return next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmRSS:'))

@@ -5,15 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from fulcrum.telemetry.history import (
-    BACKEND_FINE_SECONDS,
-    METRICS,
-    POINT_BYTES,
-    History,
-    Ring,
-)
+from fulcrum.telemetry.history import BACKEND_FINE_SECONDS, POINT_BYTES, History, Ring
 from fulcrum.telemetry.minutes import DiskMinutes, HourBlock, MemoryMinutes, MinuteStore
-from fulcrum.telemetry.series import Key
+from fulcrum.telemetry.series import METRICS, Key
 
 
 def values(x: float) -> tuple[float, ...]:
@@ -37,26 +31,16 @@ def test_gaps_stay_gaps_and_minutes_are_averaged() -> None:
     assert fine == [0, 1, 2, 10, 11, 59, 60, 61, 125]
     coarse = history.read(key, 0, coarse=True)
     assert [t for t, _ in coarse] == [0.0, 60.0]
-    assert coarse[0][1][0] == pytest.approx(
-        sum([0, 1, 2, 10, 11, 59]) / 6
-    )  # stored as float32
+    assert coarse[0][1][0] == pytest.approx(sum([0, 1, 2, 10, 11, 59]) / 6)  # stored as float32
     assert coarse[1][1][0] == pytest.approx((60 + 61) / 2)
 
 
 def test_backend_history_is_shorter_and_memory_is_bounded() -> None:
     history = History()
     for t in range(BACKEND_FINE_SECONDS + 50):
-        history.add(
-            float(t),
-            [(("web", "198.51.100.1:80"), values(t)), (("web", None), values(t))],
-        )
-    assert (
-        len(history.read(("web", "198.51.100.1:80"), 0, coarse=False))
-        == BACKEND_FINE_SECONDS
-    )
-    assert (
-        len(history.read(("web", None), 0, coarse=False)) == BACKEND_FINE_SECONDS + 50
-    )
+        history.add(float(t), [(("web", "198.51.100.1:80"), values(t)), (("web", None), values(t))])
+    assert len(history.read(("web", "198.51.100.1:80"), 0, coarse=False)) == BACKEND_FINE_SECONDS
+    assert len(history.read(("web", None), 0, coarse=False)) == BACKEND_FINE_SECONDS + 50
     before = history.memory_bytes()
     history.forget_except({("web", None)})
     assert history.memory_bytes() < before
@@ -67,22 +51,15 @@ def test_a_backend_without_traffic_keeps_timestamps_only() -> None:
     history = History()
     idle, busy = ("web", "198.51.100.1:80"), ("web", "198.51.100.2:80")
     history.add(0.0, [(idle, (0.0,) * len(METRICS)), (busy, values(1))])
-    assert (
-        history.memory_bytes() == 8 + POINT_BYTES
-    )  # one point each; nothing reserved ahead
+    assert history.memory_bytes() == 8 + POINT_BYTES  # one point each; nothing reserved ahead
     for t in range(1, BACKEND_FINE_SECONDS * 2):
         history.add(float(t), [(idle, (0.0,) * len(METRICS)), (busy, values(1))])
     fine_idle = history.read(idle, 0, coarse=False)
-    assert len(fine_idle) == BACKEND_FINE_SECONDS and all(
-        v == (0.0,) * len(METRICS) for _, v in fine_idle
-    )
+    assert len(fine_idle) == BACKEND_FINE_SECONDS and all(v == (0.0,) * len(METRICS) for _, v in fine_idle)
     assert len(history.read(idle, 0, coarse=True)) == 9  # minutes 0-8 closed
     # An idle hour of minutes is a presence mask; a busy one has its metric columns.
     hour_busy = 8 + 4 * len(METRICS) * 60
-    assert (
-        history.memory_bytes()
-        == BACKEND_FINE_SECONDS * (8 + POINT_BYTES) + 8 + hour_busy
-    )
+    assert history.memory_bytes() == BACKEND_FINE_SECONDS * (8 + POINT_BYTES) + 8 + hour_busy
 
 
 def test_traffic_after_idle_seconds_keeps_the_zeros_before_it_in_order() -> None:
@@ -90,31 +67,18 @@ def test_traffic_after_idle_seconds_keeps_the_zeros_before_it_in_order() -> None
     for t in range(6):  # wraps while still idle, then traffic arrives
         ring.append(float(t), values(0))
     ring.append(6.0, values(6))
-    assert ring.since(0) == [
-        (3.0, values(0)),
-        (4.0, values(0)),
-        (5.0, values(0)),
-        (6.0, values(6)),
-    ]
+    assert ring.since(0) == [(3.0, values(0)), (4.0, values(0)), (5.0, values(0)), (6.0, values(6))]
 
 
-def minute_samples(
-    history: History, keys: list[Key], hours: float, value: float = 1.0
-) -> None:
+def minute_samples(history: History, keys: list[Key], hours: float, value: float = 1.0) -> None:
     """One sample a minute (each closes the minute before it) for `hours` hours from t=0."""
     for minute in range(int(hours * 60) + 1):
-        history.add(
-            minute * 60.0, [(key, values(value if minute % 2 else 0)) for key in keys]
-        )
+        history.add(minute * 60.0, [(key, values(value if minute % 2 else 0)) for key in keys])
 
 
 @pytest.fixture(params=["memory", "disk"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MinuteStore]:
-    made: MinuteStore = (
-        MemoryMinutes()
-        if request.param == "memory"
-        else DiskMinutes(tmp_path / "h.sqlite")
-    )
+    made: MinuteStore = MemoryMinutes() if request.param == "memory" else DiskMinutes(tmp_path / "h.sqlite")
     yield made
     made.close()
 
@@ -130,19 +94,12 @@ def test_finished_hours_go_to_the_store_and_reads_join_them(store: MinuteStore) 
     key: Key = ("web", "198.51.100.1:80")
     minute_samples(history, [key], hours=3.5)
     points = history.read(key, 0, coarse=True)
-    assert [t for t, _ in points] == [
-        m * 60.0 for m in range(210)
-    ]  # every closed minute, in order
+    assert [t for t, _ in points] == [m * 60.0 for m in range(210)]  # every closed minute, in order
     assert [v[0] for _, v in points[:4]] == [0.0, 1.0, 0.0, 1.0]
-    assert [t for t, _ in history.read(key, 2.5 * 3600, coarse=True)] == [
-        m * 60.0 for m in range(150, 210)
-    ]
+    assert [t for t, _ in history.read(key, 2.5 * 3600, coarse=True)] == [m * 60.0 for m in range(150, 210)]
     # In memory: the ring of seconds (here 211 samples, one a minute) and the current hour, not
     # the three hours before it.
-    assert (
-        history.memory_bytes() - store.memory_bytes()
-        == 211 * POINT_BYTES + 8 + 4 * len(METRICS) * 60
-    )
+    assert history.memory_bytes() - store.memory_bytes() == 211 * POINT_BYTES + 8 + 4 * len(METRICS) * 60
     settled(store)
     assert store.memory_bytes() == 0 or isinstance(store, MemoryMinutes)
     assert [b.hour for b in store.read(key, 0)] == [0, 1, 2]
@@ -153,9 +110,7 @@ def test_the_store_keeps_a_day(store: MinuteStore) -> None:
     key: Key = ("web", None)
     minute_samples(history, [key], hours=27)
     settled(store)
-    assert [b.hour for b in store.read(key, 0)] == list(
-        range(2, 26)
-    )  # 24 finished hours
+    assert [b.hour for b in store.read(key, 0)] == list(range(2, 26))  # 24 finished hours
     day = History(store).read(key, 26 * 3600 - 86400, coarse=True)
     assert day[0][0] == 2 * 3600.0 and len(day) == 24 * 60
 
@@ -171,12 +126,8 @@ def test_the_day_on_disk_outlives_the_process_and_forgets_what_is_gone(
     first.minutes.close()
 
     after_restart = History(DiskMinutes(path))
-    assert (
-        len(after_restart.read(kept, 0, coarse=True)) == 120
-    )  # two finished hours, from disk
-    after_restart.forget_except(
-        {kept}
-    )  # the first round: the store drops what no longer exists
+    assert len(after_restart.read(kept, 0, coarse=True)) == 120  # two finished hours, from disk
+    after_restart.forget_except({kept})  # the first round: the store drops what no longer exists
     after_restart.minutes.close()
     reopened = DiskMinutes(path)
     assert [b.hour for b in reopened.read(kept, 0)] == [0, 1]
@@ -191,7 +142,9 @@ def test_an_unreadable_file_is_started_afresh(tmp_path: Path) -> None:
     history = History(store)
     minute_samples(history, [("web", None)], hours=1.2)
     store.close()
-    assert [b.hour for b in DiskMinutes(path).read(("web", None), 0)] == [0]
+    reopened = DiskMinutes(path)
+    assert [b.hour for b in reopened.read(("web", None), 0)] == [0]
+    reopened.close()
 
 
 def test_an_hour_block_of_an_idle_series_is_its_mask() -> None:

@@ -16,7 +16,7 @@ from fulcrum.routers.params import Offset, Since
 from fulcrum.schemas.telemetry import EventRead, EventsList, Series, SeriesPoint, StatsSnapshot
 from fulcrum.services import events, revisions
 from fulcrum.telemetry import metrics
-from fulcrum.telemetry.history import METRICS
+from fulcrum.telemetry.series import METRICS
 
 router = APIRouter(tags=["telemetry"])
 

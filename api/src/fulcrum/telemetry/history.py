@@ -22,8 +22,6 @@ from dataclasses import dataclass
 from fulcrum.telemetry.minutes import HourBlock, MemoryMinutes, MinuteStore
 from fulcrum.telemetry.series import METRICS, Key, Point
 
-__all__ = ["METRICS", "History", "Ring"]
-
 POINT_BYTES = 8 + 4 * len(METRICS)
 _IDLE = (0.0,) * len(METRICS)
 
@@ -148,8 +146,8 @@ class History:
                 block = series.add(t, values)
                 if block is not None:
                     finished.append((key, block))
-        if finished:
-            self.minutes.put(finished)
+            if finished:  # in the lock: a read between would find the hour neither here nor there
+                self.minutes.put(finished)
 
     def forget_except(self, keep: set[Key]) -> None:
         """Drop the history of services and backends that no longer exist."""

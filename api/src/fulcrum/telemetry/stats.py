@@ -17,7 +17,7 @@ from fulcrum.schemas.telemetry import (
     ServiceStats,
     StatsSnapshot,
 )
-from fulcrum.telemetry.history import METRICS
+from fulcrum.telemetry.series import METRICS
 
 
 def service_keys(service: Service) -> list[ServiceKey]:
