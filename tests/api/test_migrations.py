@@ -99,3 +99,28 @@ def test_a_database_at_head_starts_without_importing_alembic(tmp_path: Path) -> 
             == migrate.shipped_head()
         )
     engine.dispose()
+
+
+def test_a_revisions_large_columns_come_last_and_its_rows_survive_the_rebuild(tmp_path: Path) -> None:
+    """SQLite reaches a column stored after a large one only through that one's overflow pages:
+    the state, digest and lineage that are filtered on every second must come before the snapshot."""
+    url = f"sqlite:///{tmp_path / 'revisions.db'}"
+    migrate.upgrade(url, "0010")
+    engine = make_engine(url)
+    with engine.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO revisions (number, created_at, author, message, snapshot, digest, state, "
+                "apply_result, lineage) VALUES (1, '2026-12-01 00:00:00', 'admin', 'first', :snapshot, "
+                "'d1', 'applied', '{}', 'l1')"
+            ),
+            {"snapshot": "x" * 200_000},
+        )
+    migrate.upgrade(url)
+    with engine.connect() as connection:
+        columns = [column["name"] for column in inspect(connection).get_columns("revisions")]
+        assert columns[-2:] == ["apply_result", "snapshot"]
+        assert [index["name"] for index in inspect(connection).get_indexes("revisions")] == ["ix_revisions_lineage"]
+        row = connection.execute(text("SELECT number, state, lineage, length(snapshot) FROM revisions")).one()
+        assert tuple(row) == (1, "applied", "l1", 200_000)
+    engine.dispose()

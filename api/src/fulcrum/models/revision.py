@@ -36,7 +36,6 @@ class Revision(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     author: Mapped[str] = mapped_column(String(64))
     message: Mapped[str] = mapped_column(Text, default="")
-    snapshot: Mapped[str] = mapped_column(Text)  # ConfigSnapshot.canonical_json()
     digest: Mapped[str] = mapped_column(String(64))
     state: Mapped[str] = mapped_column(String(24))
     # The revision that was running when this one was committed: what a failed or unconfirmed
@@ -45,9 +44,12 @@ class Revision(Base):
     rollback_of: Mapped[int | None] = mapped_column(Integer)  # set on "roll back to N" commits
     confirm_deadline: Mapped[datetime | None] = mapped_column(UTCDateTime)
     confirmed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    apply_result: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     # HA lineage (fulcrum.services.lineage): the hash of the part both nodes of a pair share, the shared
     # hash of the head this revision was built on, and the id of the shared history it extends.
     shared_hash: Mapped[str | None] = mapped_column(String(64))
     parent_shared_hash: Mapped[str | None] = mapped_column(String(64))
     lineage: Mapped[str | None] = mapped_column(String(64), index=True)
+    # The large columns last, as in the table (migration 0011): SQLite reaches a column stored after
+    # a large one only through that one's overflow pages, and the ones above are filtered on often.
+    apply_result: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    snapshot: Mapped[str] = mapped_column(Text)  # ConfigSnapshot.canonical_json()
