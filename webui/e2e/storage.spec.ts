@@ -15,6 +15,8 @@ test('the overview shows how full the data disk is, as the API measures it', asy
   const card = page.getByTestId('disk-card');
   await expect(card.getByText(/^\d+(\.\d)?% used$/)).toBeVisible();
   await expect(card.getByRole('progressbar', { name: 'Data disk used' })).toBeVisible();
-  await expect(card.getByText(new RegExp(`free of \\S+ on ${disk.path}; database \\S+B, WAL \\S+B\\.`))).toBeVisible();
+  await expect(
+    card.getByText(new RegExp(`free of \\S+ on ${disk.path}; database \\S+B, WAL \\S+B; statistics history \\S+B\\.`)),
+  ).toBeVisible();
   await shoot(page, 'overview-data-disk');
 });
