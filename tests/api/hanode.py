@@ -279,15 +279,16 @@ class Gate:
 @contextlib.contextmanager
 def two_nodes(
     root: Path, gated: bool = False, tls: bool = False, beta_clock_offset: float = 0.0, env: dict[str, str] | None = None,
-    alpha_config_schema: int | None = None,
+    alpha_config_schema: int | None = None, node_env: dict[str, dict[str, str]] | None = None,
 ) -> Iterator[tuple[Node, Node, Gate | None, Gate | None]]:
     """alpha and beta, started and set up (not paired); with gates in front of each if `gated`,
     over HTTPS if `tls`, beta's clock off by `beta_clock_offset` seconds, alpha writing configuration
-    format `alpha_config_schema` (a newer version), `env` added to both."""
+    format `alpha_config_schema` (a newer version), `env` added to both and `node_env[name]` to one."""
     alpha = Node(root, "alpha", tls=tls, config_schema=alpha_config_schema)
     beta = Node(root, "beta", tls=tls, clock_offset=beta_clock_offset)
     for node in (alpha, beta):
         node.env.update(env or {})
+        node.env.update((node_env or {}).get(node.name, {}))
     gates: tuple[Gate | None, Gate | None] = (None, None)
     try:
         alpha.start(wait=False)

@@ -72,6 +72,21 @@ def read_page(path: Path, selection: ConnectionFilter, limit: int, offset: int) 
     return ConnectionPage(entries=entries, count=matched, states=dict(states), total=total)
 
 
+def established_keys(path: Path) -> set[str] | None:
+    """The ESTABLISHED connections as "PROTOCOL CLIENT PORT VIRTUAL PORT" (the same on both nodes of
+    a pair: the sync daemon copies a connection with its client and virtual address); None when
+    there is no table to read (no IPVS)."""
+    try:
+        return {connection_key(c) for c in parse(path) if c.state == "ESTABLISHED"}
+    except FileNotFoundError:
+        return None
+
+
+def connection_key(connection: IpvsConnection) -> str:
+    c = connection
+    return f"{c.protocol} {c.client} {c.client_port} {c.virtual} {c.virtual_port}"
+
+
 def parse(path: Path) -> Iterator[IpvsConnection]:
     with path.open(encoding="ascii", errors="replace") as lines:
         next(lines, None)  # the header

@@ -55,6 +55,17 @@ class Head(_Message):
     lineage: Hex64
 
 
+MAX_ESTABLISHED_KEYS = 50_000
+
+
+class EstablishedConnections(_Message):
+    """A node's ESTABLISHED connections (ipvs_connections.established_keys), for a returning peer
+    that waits until every one of them is in its synced table before it takes the VIPs back."""
+
+    keys: list[Annotated[str, StringConstraints(max_length=120)]] = Field(max_length=MAX_ESTABLISHED_KEYS)
+    more: bool  # it holds more than it sends: the peer compares counts instead
+
+
 class PeerStatus(_Message):
     """A node's answer to its peer's poll: enough to decide who writes and who is behind."""
 

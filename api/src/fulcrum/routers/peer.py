@@ -15,7 +15,17 @@ from fulcrum.apply.result import BgpView
 from fulcrum.db import SessionDep, begin_write, end_before_peers, end_read, writes_late
 from fulcrum.deps import ApplierDep, CommitLock, HaRuntimeDep, SettingsDep, client_address
 from fulcrum.errors import Forbidden, NotFound, Unauthorized
-from fulcrum.ha import cluster, cluster_bgp, handover, membership, peer_firmware, replication, view, wire
+from fulcrum.ha import (
+    cluster,
+    cluster_bgp,
+    failback,
+    handover,
+    membership,
+    peer_firmware,
+    replication,
+    view,
+    wire,
+)
 from fulcrum.ha.asgi import STATE_KEY
 from fulcrum.ha.nonces import StoredNonces
 from fulcrum.ha.pairing import current_pairing
@@ -173,6 +183,11 @@ def cluster_bgp_picture(_: Peer, session: SessionDep, applier: ApplierDep) -> Cl
 @router.get("/bgp", summary="This node's BGP as its FRR runs it, for the writer's Cluster page")
 def peer_bgp(_: Peer, applier: ApplierDep) -> BgpView:
     return bgp.live_view(applier)
+
+
+@router.get("/connections", summary="This node's ESTABLISHED connections, for a returning peer's fail-back")
+def established_connections(_: Peer, settings: SettingsDep) -> wire.EstablishedConnections:
+    return failback.established_here(settings.ipvs_conn_file)
 
 
 @router.get("/config", summary="This node's head revision's shared configuration and users")
