@@ -11,11 +11,12 @@ gate with real sessions.
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
 from apitest import WEB
-from hanode import in_sync, pair, two_nodes
+from hanode import Node, in_sync, pair, two_nodes
 from lab.wait import wait_until
 from test_ha_handover import keepalived_stand_in
 
@@ -23,20 +24,26 @@ FRONT = {"name": "front", "virtual_router_id": 51, "addresses": ["192.0.2.100/24
 DEADLINE = 3
 
 
+def alpha_returns_while_beta_is_master(alpha: Node, beta: Node) -> threading.Thread:
+    """A preempting pair in sync, alpha of the higher priority; alpha returns (BACKUP) while beta
+    holds the VIPs (keepalived itself never preempts). keepalived's part: the stand-in returned."""
+    assert alpha.http.patch("/api/v1/node", json={"priority": 150}).status_code == 200
+    pair(alpha, beta)
+    beta.login("admin")
+    alpha.post("/vip-groups", FRONT, expect=201)
+    alpha.post("/services", WEB, expect=201)
+    alpha.commit()
+    wait_until(lambda: in_sync(alpha, beta), what="beta in sync")
+    stand_in = keepalived_stand_in(beta, alpha)
+    beta.vrrp("front", "MASTER")
+    alpha.vrrp("front", "BACKUP")
+    return stand_in
+
+
 def test_the_higher_priority_node_takes_the_vips_back_at_the_deadline(tmp_path: Path) -> None:
     env = {"FULCRUM_HA_FAILBACK_DEADLINE": str(DEADLINE)}
     with two_nodes(tmp_path, env=env) as (alpha, beta, _, _):
-        assert alpha.http.patch("/api/v1/node", json={"priority": 150}).status_code == 200
-        pair(alpha, beta)
-        beta.login("admin")
-        alpha.post("/vip-groups", FRONT, expect=201)
-        alpha.post("/services", WEB, expect=201)
-        alpha.commit()
-        wait_until(lambda: in_sync(alpha, beta), what="beta in sync")
-        # alpha returns (BACKUP) while beta holds the VIPs; keepalived itself never preempts.
-        stand_in = keepalived_stand_in(beta, alpha)
-        beta.vrrp("front", "MASTER")
-        alpha.vrrp("front", "BACKUP")
+        stand_in = alpha_returns_while_beta_is_master(alpha, beta)
         event = wait_until(lambda: (alpha.get("/events?kind=ha.failback")["data"] or [None])[0], 60,
                            what="alpha's fail-back")
         stand_in.join(10)
@@ -73,16 +80,7 @@ def test_the_fail_back_waits_for_each_of_the_peers_connections_not_for_their_cou
     env = {"FULCRUM_HA_FAILBACK_DEADLINE": "120"}
     node_env = {name: {"FULCRUM_IPVS_CONN_FILE": str(path)} for name, path in tables.items()}
     with two_nodes(tmp_path, env=env, node_env=node_env) as (alpha, beta, _, _):
-        assert alpha.http.patch("/api/v1/node", json={"priority": 150}).status_code == 200
-        pair(alpha, beta)
-        beta.login("admin")
-        alpha.post("/vip-groups", FRONT, expect=201)
-        alpha.post("/services", WEB, expect=201)
-        alpha.commit()
-        wait_until(lambda: in_sync(alpha, beta), what="beta in sync")
-        stand_in = keepalived_stand_in(beta, alpha)
-        beta.vrrp("front", "MASTER")
-        alpha.vrrp("front", "BACKUP")
+        stand_in = alpha_returns_while_beta_is_master(alpha, beta)
         wait_until(lambda: alpha.get("/events?kind=ha.failback_waiting")["data"], 60, what="alpha to start waiting")
         # Ten of the watcher's rounds (0.3 s each): a gate by counts (2 >= 2) would have taken the
         # VIPs back in the first.
