@@ -4,8 +4,8 @@
 #   make vm-image            image/out/fulcrum.qcow2 and fulcrum.img (rebuilt when inputs change)
 #   make vm                  boot it in qemu: serial console here, dashboard and SSH forwarded
 #   make test-image          the end-to-end boot tests (tests/image), building the image if needed
-#   make test-image-pair     only the HA pair of two appliance images (tests/image/test_image_pair.py)
-#   make test-image-pair-upgrade  the same, then the pair upgraded with one failover
+#   make test-image-pair     only the HA pair of two appliance images, upgraded with one failover
+#                            (tests/image/test_image_pair.py)
 #   make bundle              image/out/fulcrum-VERSION.raucb: a signed RAUC bundle of the image's root
 #                            file system, for an A/B upgrade (image/rauc/README.md)
 #   make image-constraints   re-pin the image's Python packages from the development venv
@@ -17,7 +17,7 @@ IMAGE_INPUTS := $(shell find image/build-vm-image image/lib image/genimage image
 	image/constraints.txt overlay api/src api/pyproject.toml -type f -not -path '*/__pycache__/*' 2>/dev/null) \
 	$(wildcard webui/dist/index.html)
 
-.PHONY: vm-image vm test-image test-image-pair test-image-pair-upgrade image-constraints parts-check bundle
+.PHONY: vm-image vm test-image test-image-pair image-constraints parts-check bundle
 
 # One build at a time: make test builds the image in one lane while another may reach test-image.
 # The inner make decides what is out of date only once it holds the lock, so the second waits and
@@ -40,12 +40,6 @@ test-image: vm-image
 
 test-image-pair: vm-image
 	.venv/bin/python -m pytest -p no:cacheprovider -m image -o testpaths=tests/image tests/image/test_image_pair.py
-
-# The pair's test, then the pair upgraded with one failover: 10 to 11 minutes more under emulation,
-# which make test cannot afford yet (README: the suite's time).
-test-image-pair-upgrade: vm-image
-	FULCRUM_IMAGE_PAIR_UPGRADE=1 .venv/bin/python -m pytest -p no:cacheprovider -m image -o testpaths=tests/image \
-		tests/image/test_image_pair.py
 
 image-constraints:
 	{ echo "# Versions the image's venv installs (pip --constraint): pip freeze of the development venv,"; \

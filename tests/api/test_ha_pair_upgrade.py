@@ -5,7 +5,7 @@ after its own `rauc info`, and a step that fails (the standby cannot install: no
 here, so RAUC cannot say which slot runs) stopping the upgrade with the standby's reason while the
 active node keeps the VIPs and stays out of maintenance. keepalived's part is played by the test
 (tests/api/test_ha_handover.py says how). Installing, restarting into the new slots and the one
-failover need A/B disks: the two-appliance image test runs them (make test-image-pair-upgrade).
+failover need A/B disks: the two-appliance image test runs them (make test-image-pair).
 """
 
 from __future__ import annotations

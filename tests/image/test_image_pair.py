@@ -10,18 +10,16 @@ link, HTTPS with each side pinning the other's certificate, gives B the rest. Th
 holds an echo session and makes HTTP requests through the VIP while A is powered off (qemu's
 `quit`): B takes over, the session survives (IPVS connection sync on the sync NIC), and the failed
 requests are counted. A powered on again rejoins as standby, in sync, and B keeps the VIPs.
-With FULCRUM_IMAGE_PAIR_UPGRADE=1 (make test-image-pair-upgrade), B then upgrades the pair with
-one failover (POST /ha/upgrade): A first, the VIPs to A once, then B (upgrade_pair says what is
-checked); two more boots and two installs, 10 to 11 minutes here.
+B then upgrades the pair with one failover (POST /ha/upgrade), a signed bundle of a new version
+uploaded to it: A first, the VIPs to A once, then B (upgrade_pair says what is checked).
 
-Three boots under TCG (two side by side), plus `make vm-image` when its inputs changed. The serial
-logs, the client's requests and the figures are kept in tests/image/results/.
+Five boots under TCG (two side by side) and two installs, plus `make vm-image` when its inputs
+changed. The serial logs, the client's requests and the figures are kept in tests/image/results/.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from collections.abc import Iterator
@@ -39,7 +37,7 @@ from lab import client
 from lab.api_client import ApiClient
 from lab.pair import CHECK, ECHO_PORT, GATEWAY, Probe, outage
 from lab.wait import wait_until
-from upgrade_checks import GOOD_VERSION, OCTETS, UPLOAD_TIMEOUT, assert_upgraded, make_good_bundle
+from upgrade_checks import GOOD_VERSION, OCTETS, UPLOAD_TIMEOUT, assert_upgraded, make_bundle
 
 pytestmark = pytest.mark.image
 
@@ -52,9 +50,8 @@ CLOCK_SYNC_DEADLINE = 120  # timesyncd asks its new server at once, then the ker
 PAIRING_DEADLINE = 300
 FAILOVER_DEADLINE = 60
 PROBE_RATE = 5  # HTTP requests per second through the VIP, each on a new connection
-# Both nodes installed and restarted one after the other, under emulation: 10 to 11 minutes here,
-# which make test cannot afford yet; make test-image-pair-upgrade runs it (FULCRUM_IMAGE_PAIR_UPGRADE).
-UPGRADE = os.environ.get("FULCRUM_IMAGE_PAIR_UPGRADE") == "1"
+# Both nodes installed and restarted one after the other, under emulation: 276 s here (2026-12-01),
+# 602 and 671 s on the slower machine before; the deadline only ends a hung upgrade.
 PAIR_UPGRADE_DEADLINE = 3600
 # The echo session held through the upgrade: lines sent per poll of its record (every 5 s or so),
 # about 10 packets, so the active node syncs it (sync_threshold 3 50) every 25 s or so; and how
@@ -79,12 +76,12 @@ def pair(image: Path, results: Path) -> Iterator[ImagePair]:
         yield booted
 
 
-def test_image_pair_fails_over_and_rejoins(pair: ImagePair, results: Path, tmp_path: Path) -> None:
+def test_image_pair_fails_over_rejoins_and_is_upgraded(pair: ImagePair, results: Path, tmp_path: Path) -> None:
     figures: dict[str, Any] = {}
-    if UPGRADE:  # its bundle is cut and signed while the appliances boot (a minute of CPU)
-        bundle_maker = ThreadPoolExecutor(max_workers=1)
-        building_bundle = bundle_maker.submit(make_good_bundle, tmp_path)
-        bundle_maker.shutdown(wait=False)
+    # The upgrade's bundle is cut and signed while the appliances boot (a minute of CPU).
+    bundle_maker = ThreadPoolExecutor(max_workers=1)
+    building_bundle = bundle_maker.submit(make_bundle, tmp_path, GOOD_VERSION, False)
+    bundle_maker.shutdown(wait=False)
     for vm in pair.appliances.values():
         vm.wait_for_menu()
         give_emulation_slack(vm)
@@ -157,10 +154,7 @@ def test_image_pair_fails_over_and_rejoins(pair: ImagePair, results: Path, tmp_p
     session.close()
 
     # Upgrade the pair from B, the active node now: A first, then the one failover back to A, then B.
-    if UPGRADE:
-        upgrade_pair(pair, active=b, standby=a, bundle=building_bundle.result(), probe=probe, figures=figures)
-    else:
-        print("\nthe pair upgrade was not run: make test-image-pair-upgrade runs it")
+    upgrade_pair(pair, active=b, standby=a, bundle=building_bundle.result(), probe=probe, figures=figures)
 
     (results / "figures.json").write_text(json.dumps(figures, indent=2) + "\n")
     print(f"\nimage pair figures: {figures}")

@@ -1,4 +1,5 @@
-"""A/B firmware upgrades of the booted appliance through its API (test_appliance.py runs them).
+"""A/B firmware upgrades of the booted appliances through their APIs: a faulty one rolled back by
+itself (test_appliance.py), a good one of both nodes of a pair (test_image_pair.py).
 
 The bundles are cut from the image's own slot A by `make bundle` (image/make-bundle --rootfs), as a
 release bundle is, signed with the development key. Before that, each root file system gets a
@@ -12,7 +13,6 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,35 +31,18 @@ UPLOAD_TIMEOUT = 900.0
 VERDICT_TIMEOUT = 600.0
 
 
-@dataclass(frozen=True)
-class UpgradeBundles:
-    good: Path
-    good_version: str
-    faulty: Path
-    faulty_version: str
-
-
 GOOD_VERSION = "9.0.2+upgrade-test"
 FAULTY_VERSION = "9.0.3+api-fault-test"
 
 
-def make_upgrade_bundles(work: Path) -> UpgradeBundles:
-    """From the raw image `make vm-image` built (the `image` fixture)."""
+def make_bundle(work: Path, version: str, fault: bool) -> Path:
+    """A bundle of the raw image `make vm-image` built (the `image` fixture), marked `version`;
+    with the API fault if `fault`."""
     base = work / "slot-a.ext4"
     _slot_a(RAW_IMAGE, base)
-    good = _bundle(base, work, GOOD_VERSION, fault=False)
-    faulty = _bundle(base, work, FAULTY_VERSION, fault=True)
+    bundle = _bundle(base, work, version, fault)
     base.unlink()
-    return UpgradeBundles(good, GOOD_VERSION, faulty, FAULTY_VERSION)
-
-
-def make_good_bundle(work: Path) -> Path:
-    """The good bundle alone (GOOD_VERSION), for the pair's upgrade."""
-    base = work / "slot-a.ext4"
-    _slot_a(RAW_IMAGE, base)
-    good = _bundle(base, work, GOOD_VERSION, fault=False)
-    base.unlink()
-    return good
+    return bundle
 
 
 def upload_and_install(appliance: Appliance, token: str, bundle: Path, version: str) -> dict[str, Any]:
@@ -93,15 +76,16 @@ def assert_upgraded(firmware: dict[str, Any], slot: str, version: str) -> None:
     assert booted["version"] == version and booted["boot_status"] == "good", firmware
 
 
-def assert_upgrade_rolled_back(firmware: dict[str, Any], bundles: UpgradeBundles) -> None:
-    """The faulty bundle went into slot A, was found crashing and marked bad; slot B runs again."""
+def assert_upgrade_rolled_back(firmware: dict[str, Any], version: str, tried: str, kept: str) -> None:
+    """The faulty bundle went into slot `tried`, was found crashing and marked bad; slot `kept`
+    runs again."""
     upgrade = firmware["upgrade"]
-    assert upgrade["state"] == "rolled_back" and upgrade["version"] == bundles.faulty_version, firmware
-    assert (upgrade["from_slot"], upgrade["to_slot"]) == ("B", "A"), firmware
+    assert upgrade["state"] == "rolled_back" and upgrade["version"] == version, firmware
+    assert (upgrade["from_slot"], upgrade["to_slot"]) == (kept, tried), firmware
     assert "fulcrum-api.service" in (upgrade["reason"] or ""), firmware
-    assert firmware["booted"] == "B", firmware
+    assert firmware["booted"] == kept, firmware
     slots = {entry["bootname"]: entry for entry in firmware["slots"]}
-    assert slots["A"]["boot_status"] == "bad" and slots["B"]["boot_status"] == "good", firmware
+    assert slots[tried]["boot_status"] == "bad" and slots[kept]["boot_status"] == "good", firmware
 
 
 def reboot_through_api(appliance: Appliance, token: str) -> None:
