@@ -31,6 +31,18 @@ def test_commit_validates_with_the_real_tools_and_says_the_data_plane_is_missing
     assert status["desired_revision"] == 1 and status["pending_changes"] is False
 
 
+def test_a_fresh_node_has_nothing_pending_until_it_is_edited(client: TestClient) -> None:
+    """Before the first commit nothing is loaded, which is what the factory settings amount to: the
+    dashboard must not ask a new admin to apply changes nobody made."""
+    status = client.get("/api/v1/status").json()
+    assert (status["desired_revision"], status["pending_changes"]) == (None, False)
+    changes = client.get("/api/v1/changes").json()
+    assert changes["has_changes"] is False and changes["plan"]["items"] == []
+    client.post("/api/v1/services", json=WEB)
+    assert client.get("/api/v1/status").json()["pending_changes"] is True
+    assert client.get("/api/v1/changes").json()["has_changes"] is True
+
+
 def test_nothing_to_commit_is_a_conflict(client: TestClient) -> None:
     client.post("/api/v1/services", json=WEB)
     commit(client)

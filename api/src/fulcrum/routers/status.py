@@ -30,7 +30,7 @@ def get_status(request: Request, session: SessionDep, _: Viewer, applier: Applie
         dataplane_error=error,
         desired_revision=newest.number if newest else None,
         applied_revision=current.number if current else None,
-        pending_changes=current is None or current.digest != candidate.digest(),
+        pending_changes=revisions.differs_from_running(current, candidate),
         awaiting_confirm=waiting.number if waiting else None,
     )
 

@@ -113,8 +113,18 @@ def pending_changes(session: Session) -> PendingChanges:
     current = running(session)
     candidate = candidate_snapshot(session)
     diff = _diff(snapshot_of(current), candidate, current.number if current else None, None)
-    has_changes = current is None or current.digest != candidate.digest()
-    return PendingChanges(**diff.model_dump(), has_changes=has_changes)
+    return PendingChanges(**diff.model_dump(), has_changes=differs_from_running(current, candidate))
+
+
+def differs_from_running(current: Revision | None, candidate: ConfigSnapshot) -> bool:
+    """Whether the candidate is not what runs. Before the first commit nothing is loaded, which
+    is what the factory settings amount to (no services, no VIPs, the box's firewall accepting
+    management from anywhere), so a fresh node that nobody has edited has nothing pending."""
+    running_digest = current.digest if current is not None else _FACTORY_DIGEST
+    return candidate.digest() != running_digest
+
+
+_FACTORY_DIGEST = ConfigSnapshot().digest()
 
 
 def diff(session: Session, from_number: int | None, to_number: int | None) -> Diff:
