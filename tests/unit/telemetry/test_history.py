@@ -123,16 +123,58 @@ def test_the_day_on_disk_outlives_the_process_and_forgets_what_is_gone(
     removed: Key = ("web", "198.51.100.2:80")
     first = History(DiskMinutes(path))
     minute_samples(first, [kept, removed], hours=2.5)
-    first.minutes.close()
+    first.close()
 
     after_restart = History(DiskMinutes(path))
-    assert len(after_restart.read(kept, 0, coarse=True)) == 120  # two finished hours, from disk
+    # Two finished hours and the 31 minutes of the one under way at the stop, from disk.
+    assert len(after_restart.read(kept, 0, coarse=True)) == 120 + 31
     after_restart.forget_except({kept})  # the first round: the store drops what no longer exists
-    after_restart.minutes.close()
+    after_restart.close()
     reopened = DiskMinutes(path)
-    assert [b.hour for b in reopened.read(kept, 0)] == [0, 1]
+    assert [b.hour for b in reopened.read(kept, 0)] == [0, 1, 2]
     assert reopened.read(removed, 0) == []
     reopened.close()
+
+
+def test_the_hour_under_way_outlives_a_restart_within_it(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite"
+    key: Key = ("web", "198.51.100.1:80")
+    first = History(DiskMinutes(path))
+    for minute in range(3 * 60 + 20):  # three hours and twenty minutes, the last one under way
+        first.add(minute * 60.0 + 1, [(key, values(minute))])
+    first.add(199 * 60.0 + 30, [(key, values(1000))])  # half of minute 199, with minute 199's own
+    first.close()  # the API stops at 3:19:30
+
+    restarted = History(DiskMinutes(path))
+    # Before its first sample, the stopped hour is read from the file with the finished ones.
+    kept = restarted.read(key, 3 * 3600, coarse=True)
+    assert [(t - 3 * 3600, v[0]) for t, v in kept] == [(m * 60.0, 180.0 + m) for m in range(19)] + [
+        (19 * 60.0, (199 + 1000) / 2)
+    ]
+    for minute in range(205, 4 * 60 + 1):  # back at 3:25, on into hour 4
+        restarted.add(minute * 60.0 + 1, [(key, values(minute))])
+    hour_3 = [(t, v[0]) for t, v in restarted.read(key, 3 * 3600, coarse=True) if t < 4 * 3600]
+    assert [t for t, _ in hour_3] == [3 * 3600 + m * 60.0 for m in [*range(20), *range(25, 60)]]
+    assert [value for _, value in hour_3][-1] == 239.0
+    restarted.close()
+    reopened = DiskMinutes(path)
+    assert [b.hour for b in reopened.read(key, 0)] == [0, 1, 2, 3, 4]
+    assert bin(reopened.read(key, 3 * 3600)[0].present).count("1") == 55  # the hour once, both parts
+    reopened.close()
+
+
+def test_a_restart_in_a_later_hour_starts_that_hour_afresh(store: MinuteStore) -> None:
+    key: Key = ("web", None)
+    first = History(store)
+    for minute in range(30):
+        first.add(minute * 60.0, [(key, values(1))])
+    first.close()
+    later = History(DiskMinutes(store.path) if isinstance(store, DiskMinutes) else store)
+    later.add(2 * 3600.0, [(key, values(2))])
+    later.add(2 * 3600.0 + 60, [(key, values(2))])
+    points = later.read(key, 0, coarse=True)
+    assert [t for t, _ in points] == [m * 60.0 for m in range(30)] + [2 * 3600.0]
+    later.close()
 
 
 def test_an_unreadable_file_is_started_afresh(tmp_path: Path) -> None:

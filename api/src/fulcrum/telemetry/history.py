@@ -19,7 +19,7 @@ from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from fulcrum.telemetry.minutes import HourBlock, MemoryMinutes, MinuteStore
+from fulcrum.telemetry.minutes import HOUR, HourBlock, MemoryMinutes, MinuteStore
 from fulcrum.telemetry.series import METRICS, Key, Point
 
 POINT_BYTES = 8 + 4 * len(METRICS)
@@ -85,6 +85,12 @@ class SeriesHistory:
         self.hour: HourBlock | None = None
         self._minute: _Minute | None = None
 
+    def close_minute(self) -> list[HourBlock]:
+        """The minute under way closed early (the process stops): the hour blocks held now."""
+        finished = self._close_minute(self._minute) if self._minute is not None else None
+        self._minute = None
+        return [block for block in (finished, self.hour) if block is not None]
+
     def add(self, t: float, values: tuple[float, ...]) -> HourBlock | None:
         """Keep a sample; the hour block it finished, if it finished one."""
         self.fine.append(t, values)
@@ -134,20 +140,38 @@ class History:
         self._series: dict[Key, SeriesHistory] = {}
         self._lock = threading.Lock()
         self._store_pruned = False
+        # The hour the last process left under way (close), read at the first sample: a series
+        # carries on with its block if this process starts within that hour.
+        self._resumable: dict[Key, HourBlock] | None = None
 
     def add(self, t: float, samples: Iterable[tuple[Key, tuple[float, ...]]]) -> None:
         finished: list[tuple[Key, HourBlock]] = []
+        hour = int(t // HOUR)
         with self._lock:
+            if self._resumable is None:
+                self._resumable = self.minutes.read_hour(hour)
             for key, values in samples:
                 series = self._series.get(key)
                 if series is None:
                     fine = SERVICE_FINE_SECONDS if key[1] is None else BACKEND_FINE_SECONDS
                     series = self._series[key] = SeriesHistory(fine)
+                    left = self._resumable.pop(key, None)
+                    if left is not None and left.hour == hour:
+                        series.hour = left
                 block = series.add(t, values)
                 if block is not None:
                     finished.append((key, block))
             if finished:  # in the lock: a read between would find the hour neither here nor there
                 self.minutes.put(finished)
+
+    def close(self) -> None:
+        """Keep the hour under way in the store, so that the next process carries on with it, and
+        close the store. The seconds go: they are not kept anywhere but in memory."""
+        with self._lock:
+            current = [(key, block) for key, one in self._series.items() for block in one.close_minute()]
+            if current:
+                self.minutes.put(current)
+        self.minutes.close()
 
     def forget_except(self, keep: set[Key]) -> None:
         """Drop the history of services and backends that no longer exist."""
@@ -158,6 +182,8 @@ class History:
             # The store may hold series this process never saw (kept from before a restart).
             prune_store = bool(gone) or not self._store_pruned
             self._store_pruned = True
+            if self._resumable:
+                self._resumable = {key: block for key, block in self._resumable.items() if key in keep}
         if prune_store:
             self.minutes.forget_except(frozenset(keep))
 

@@ -93,7 +93,7 @@ class Telemetry:
                 thread.stop()
             if thread.is_alive():
                 thread.join(timeout=5)
-        self.history.minutes.close()
+        self.history.close()
 
     def _run(self) -> None:
         next_tick = time.monotonic()

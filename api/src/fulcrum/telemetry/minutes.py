@@ -7,7 +7,8 @@ the API's, which keeps the blocks in an SQLite file beside the database. On disk
 instead of 1,440 points of 36 bytes per series in the API's memory, about 260 MB (issue 18: the
 API fits a small box), and it survives a restart of the API; a finished hour is written once,
 in one transaction for every series, by a thread of its own, so the statistics collector never
-waits for the disk.
+waits for the disk. So is the hour under way when the API stops (`History.close`), and the next
+process carries on with it.
 
 The file is a cache of charts, not configuration: it has no Alembic history. A file of another
 format (`FORMAT`), or one SQLite cannot open, is started afresh.
@@ -98,6 +99,9 @@ class MinuteStore(Protocol):
     def read(self, key: Key, start: float) -> list[HourBlock]:
         """The kept hours of one series that end after `start`, oldest first."""
 
+    def read_hour(self, hour: int) -> dict[Key, HourBlock]:
+        """Every series' kept block of `hour`: the hour a process left under way, for the next."""
+
     def forget_except(self, keep: frozenset[Key]) -> None:
         """Let go of every series not in `keep`."""
 
@@ -116,12 +120,16 @@ class MemoryMinutes:
     def put(self, blocks: list[tuple[Key, HourBlock]]) -> None:
         with self._lock:
             for key, block in blocks:
-                kept = [b for b in self._blocks.get(key, []) if b.hour > block.hour - DAY_HOURS]
+                kept = [b for b in self._blocks.get(key, []) if block.hour - DAY_HOURS < b.hour < block.hour]
                 self._blocks[key] = [*kept, block]
 
     def read(self, key: Key, start: float) -> list[HourBlock]:
         with self._lock:
             return [b for b in self._blocks.get(key, []) if (b.hour + 1) * HOUR > start]
+
+    def read_hour(self, hour: int) -> dict[Key, HourBlock]:
+        with self._lock:
+            return {key: b for key, blocks in self._blocks.items() for b in blocks if b.hour == hour}
 
     def forget_except(self, keep: frozenset[Key]) -> None:
         with self._lock:
@@ -192,6 +200,17 @@ class DiskMinutes:
                 if pending_key == key and hour >= first_hour:
                     found[hour] = block
         return [found[hour] for hour in sorted(found)]
+
+    def read_hour(self, hour: int) -> dict[Key, HourBlock]:
+        with self._lock:
+            rows = self._reader.execute(
+                "SELECT service, backend, block FROM hour_block WHERE hour = ?", (hour,)
+            )
+            found: dict[Key, HourBlock] = {
+                (service, backend or None): HourBlock.decode(hour, blob) for service, backend, blob in rows
+            }
+            found.update({key: block for (key, at), block in self._pending.items() if at == hour})
+        return found
 
     def forget_except(self, keep: frozenset[Key]) -> None:
         with self._lock:
