@@ -63,7 +63,7 @@ from fulcrum.services.auth import TokenUsage, configure_password_hashing
 from fulcrum.services.dataplane import make_applier
 from fulcrum.settings import Settings, get_settings
 from fulcrum.telemetry.hub import Telemetry
-from fulcrum.telemetry.minutes import DiskMinutes
+from fulcrum.telemetry.minutes import open_minute_store
 from fulcrum.telemetry.storage_watch import StorageWatch
 from fulcrum.telemetry.upgrade_watch import UpgradeWatch
 from fulcrum.tls import certificate as tls_certificate
@@ -125,7 +125,7 @@ def create_app(settings: Settings | None = None, applier: Applier | None = None)
             settings.stats_interval,
             fifos,
             committing=revision_service.committing.is_set,
-            minutes=DiskMinutes(settings.statistics_history_file),
+            minutes=open_minute_store(settings.statistics_history_file),
         )
         if settings.stats_interval > 0:
             app.state.telemetry.start()

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from fulcrum.telemetry.history import BACKEND_FINE_SECONDS, POINT_BYTES, History, Ring
-from fulcrum.telemetry.minutes import DiskMinutes, HourBlock, MemoryMinutes, MinuteStore
+from fulcrum.telemetry.minutes import DiskMinutes, HourBlock, MemoryMinutes, MinuteStore, open_minute_store
 from fulcrum.telemetry.series import METRICS, Key
 
 
@@ -187,6 +187,19 @@ def test_an_unreadable_file_is_started_afresh(tmp_path: Path) -> None:
     reopened = DiskMinutes(path)
     assert [b.hour for b in reopened.read(("web", None), 0)] == [0]
     reopened.close()
+
+
+def test_a_file_that_cannot_be_used_keeps_the_day_in_memory(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    taken = tmp_path / "h.sqlite"
+    taken.mkdir()  # a directory where the file should be: SQLite cannot open it, nor may it go
+    store = open_minute_store(taken)
+    assert isinstance(store, MemoryMinutes)
+    assert f"statistics history {taken} cannot be used" in caplog.text
+    assert taken.is_dir()
+    history = History(store)
+    minute_samples(history, [("web", None)], hours=1.5)
+    assert len(history.read(("web", None), 0, coarse=True)) == 90  # every closed minute
+    assert isinstance(open_minute_store(tmp_path / "fine.sqlite"), DiskMinutes)
 
 
 def test_an_hour_block_of_an_idle_series_is_its_mask() -> None:

@@ -267,6 +267,16 @@ class DiskMinutes:
                     del self._pending[(key, block.hour)]
 
 
+def open_minute_store(path: Path) -> MinuteStore:
+    """The API's store: the file at `path`, or, where it cannot be used at all (a directory there,
+    no permission), memory, with the reason in the log: a cache of charts does not stop the API."""
+    try:
+        return DiskMinutes(path)
+    except (OSError, sqlite3.Error) as error:
+        log.error("statistics history %s cannot be used (%s): the day is kept in memory", path, error)
+        return MemoryMinutes()
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
     connection = sqlite3.connect(path, check_same_thread=False)
