@@ -214,6 +214,7 @@ def upgrade_pair(pair: ImagePair, active: ApiClient, standby: ApiClient, bundle:
                             .total_seconds(), 1)
         for step in final["steps"] if step["started_at"] and step["ended_at"]
     }  # fmt: skip
+    figures["pair_upgrade_step_details"] = {step["name"]: step["detail"] for step in final["steps"]}
     assert final["state"] == "done", json.dumps(final, indent=1)
     assert [step["state"] for step in final["steps"]] == ["done"] * 7, final
 
