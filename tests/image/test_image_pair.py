@@ -217,6 +217,10 @@ def upgrade_pair(pair: ImagePair, active: ApiClient, standby: ApiClient, bundle:
     figures["pair_upgrade_step_details"] = {step["name"]: step["detail"] for step in final["steps"]}
     assert final["state"] == "done", json.dumps(final, indent=1)
     assert [step["state"] for step in final["steps"]] == ["done"] * 7, final
+    # The hand-over says how long it took and, if it first waited for A's synced connections, that.
+    hand_over = figures["pair_upgrade_step_details"]["hand_over"]
+    assert re.fullmatch(r"fulcrum-a holds every VIP after \d+ ms( \(\d+ s for its synced connections first: "
+                        r"\d+ of \d+\))?", hand_over), hand_over  # fmt: skip
 
     for api in (active, standby):
         firmware = api.get("/firmware")

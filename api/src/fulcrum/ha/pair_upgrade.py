@@ -464,10 +464,14 @@ def _hand_over(context: Context) -> str | None:
             session, runtime, context.actor, True, f"pair upgrade: hand over to {peer_name}"
         )
     deadline = started + handover.HANDOVER_DEADLINE
+    # What the step waited for before the hand-over: the standby's synced connections, or nothing.
+    before = ""
+    if waited >= 1:
+        before = f" ({waited:.0f} s for its synced connections first: {synced or 0} of {held})"
     while time.monotonic() < deadline:
         taken = handover.peer_status_or_none(peer)
         if taken is not None and taken.groups and all(g.state == "MASTER" for g in taken.groups):
-            return f"{peer_name} holds every VIP after {int((time.monotonic() - started) * 1000)} ms"
+            return f"{peer_name} holds every VIP after {int((time.monotonic() - started) * 1000)} ms{before}"
         time.sleep(handover.POLL_SECONDS * 4)
     raise StepFailed(f"{peer_name} did not take every VIP within {handover.HANDOVER_DEADLINE:g} s")
 
